@@ -1,0 +1,53 @@
+// One ClickHouse client for both engines: over HTTP to a server when CLICKHOUSE_URL is set, else over
+// chDB (the real ClickHouse engine, in-process) under DATA_DIR. Same SQL, same client code.
+import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../core/config'
+
+export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'dataDir'>): Promise<ClickHouseClient> {
+  if (config.clickhouseUrl) {
+    return createClient({ url: config.clickhouseUrl, request_timeout: 10_000 })
+  }
+  // Imported lazily so the production images, which carry no embedded engine, never load it.
+  const { createChdbConnection } = await import('chdb/connection')
+  const path = join(config.dataDir, 'clickhouse')
+  mkdirSync(path, { recursive: true })
+  return createClient({ connection: createChdbConnection({ path }) } as Parameters<typeof createClient>[0])
+}
+
+const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/clickhouse')
+
+/**
+ * Applies the numbered SQL files not yet recorded in schema_migrations, in order. Each file is written
+ * to be idempotent too (IF NOT EXISTS), so a crash between applying and recording is harmless.
+ */
+export async function migrateClickHouse(client: ClickHouseClient, dir = MIGRATIONS_DIR): Promise<string[]> {
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS schema_migrations (name String, applied_at DateTime DEFAULT now())
+            ENGINE = ReplacingMergeTree ORDER BY name`,
+  })
+  const done = await client.query({ query: 'SELECT name FROM schema_migrations FINAL', format: 'JSONEachRow' })
+  const applied = new Set((await done.json<{ name: string }>()).map((row) => row.name))
+  const files = readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f)).sort()
+  const ran: string[] = []
+  for (const file of files) {
+    if (applied.has(file)) continue
+    const sql = readFileSync(join(dir, file), 'utf8')
+    for (const statement of splitStatements(sql)) await client.command({ query: statement })
+    await client.insert({ table: 'schema_migrations', values: [{ name: file }], format: 'JSONEachRow' })
+    ran.push(file)
+  }
+  return ran
+}
+
+/** Splits a migration file on semicolons at line ends; comments are dropped. */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('--'))
+    .join('\n')
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter(Boolean)
+}

@@ -1,0 +1,143 @@
+// Configuration, parsed once per process at boot. Code reads the returned object, never process.env.
+// Every failure names the variable so a bad deployment stops at start with a message a person can act on.
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`configuration: ${variable} ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+export interface Config {
+  /** Port of the API (and of the whole product in the embedded default). */
+  port: number
+  /** Port of the stand-alone redirector process. */
+  redirectPort: number
+  /** Host name (with port when not 80/443) that owns the default short links, e.g. "sho.rt". */
+  shortDomain: string
+  /** Base URL printed in short_url, e.g. "https://sho.rt". */
+  shortBaseUrl: string
+  /** Public base URL of the API, used in hints and upgrade links. */
+  publicApiUrl: string
+  /** Where the embedded engines keep their files and the click spool lives. */
+  dataDir: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  clickhouseUrl: string | undefined
+  /** Shared secret between the redirector and the API's internal resolve endpoint. */
+  internalSecret: string
+  /** Where the redirector asks the API on a cache miss. */
+  apiInternalUrl: string
+  /** Secret for hashing client IPs before they are stored. */
+  ipHashSecret: string
+  /** Header set by a trusted CDN with the client's ISO country code, e.g. "cf-ipcountry". */
+  countryHeader: string | undefined
+  /** Header carrying the client IP when behind a trusted proxy, e.g. "x-forwarded-for". */
+  clientIpHeader: string | undefined
+  clicks: {
+    /** Rows per ClickHouse insert; a full batch flushes at once. */
+    batchSize: number
+    /** Longest a click waits in memory before its batch is flushed. */
+    flushIntervalMs: number
+    /** Rows kept in memory waiting for ClickHouse; beyond this, frozen batches go to the spool on disk. */
+    maxPendingRows: number
+    spoolDir: string
+  }
+  cache: {
+    /** Life of an L1 entry in the redirector: bounds how long a missed invalidation can survive. */
+    l1TtlMs: number
+    l1MaxEntries: number
+    /** How long "no such link" is remembered by the redirector. */
+    negativeTtlMs: number
+    /** Budget of every Redis call on the redirect hot path. */
+    redisTimeoutMs: number
+    /** Budget of the resolve call to the API on a full miss. */
+    resolveTimeoutMs: number
+  }
+  /** True when no engine is configured: one process runs the API and the redirector. */
+  embedded: boolean
+}
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`)
+  return value
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL')
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`)
+  }
+  return raw
+}
+
+function secret(env: Env, name: string, embedded: boolean, fallback: () => string): string {
+  const raw = env[name]
+  if (raw !== undefined && raw !== '') {
+    // 32 characters: the least that keeps an HMAC key or shared secret out of brute-force reach.
+    if (raw.length < 32) throw new ConfigError(name, 'must be at least 32 characters')
+    return raw
+  }
+  if (!embedded) throw new ConfigError(name, 'is required when DATABASE_URL, REDIS_URL or CLICKHOUSE_URL is set')
+  return fallback()
+}
+
+export function parseConfig(env: Env, defaults: { secret?: () => string } = {}): Config {
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:'])
+  const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:'])
+  const embedded = !databaseUrl && !redisUrl && !clickhouseUrl
+  const randomSecret = defaults.secret ?? (() => crypto.randomUUID() + crypto.randomUUID())
+
+  const port = int(env, 'PORT', 3000, 1)
+  const redirectPort = int(env, 'REDIRECT_PORT', embedded ? port : 3001, 1)
+  const shortDomain = (env.SHORT_DOMAIN || `localhost:${redirectPort}`).toLowerCase()
+  if (!/^[a-z0-9.-]+(:\d+)?$/.test(shortDomain)) throw new ConfigError('SHORT_DOMAIN', 'must be a host name, optionally with a port')
+  const shortBaseUrl = url(env, 'SHORT_BASE_URL', ['http:', 'https:']) ?? `http://${shortDomain}`
+  const publicApiUrl = url(env, 'PUBLIC_API_URL', ['http:', 'https:']) ?? `http://localhost:${port}`
+  const dataDir = env.DATA_DIR || './data'
+
+  return {
+    port,
+    redirectPort,
+    shortDomain,
+    shortBaseUrl: shortBaseUrl.replace(/\/+$/, ''),
+    publicApiUrl: publicApiUrl.replace(/\/+$/, ''),
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    clickhouseUrl,
+    internalSecret: secret(env, 'INTERNAL_SECRET', embedded, randomSecret),
+    apiInternalUrl: (url(env, 'API_INTERNAL_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, randomSecret),
+    countryHeader: env.TRUSTED_COUNTRY_HEADER?.toLowerCase() || undefined,
+    clientIpHeader: env.TRUSTED_IP_HEADER?.toLowerCase() || undefined,
+    clicks: {
+      batchSize: int(env, 'CLICK_BATCH_SIZE', 5000, 1),
+      flushIntervalMs: int(env, 'CLICK_FLUSH_MS', 1000, 10),
+      maxPendingRows: int(env, 'CLICK_MAX_PENDING', 200_000, 1),
+      spoolDir: env.CLICK_SPOOL_DIR || `${dataDir}/click-spool`,
+    },
+    cache: {
+      l1TtlMs: int(env, 'L1_TTL_MS', 5000, 0),
+      l1MaxEntries: int(env, 'L1_MAX_ENTRIES', 100_000, 1),
+      negativeTtlMs: int(env, 'NEGATIVE_TTL_MS', 2000, 0),
+      redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 50, 1),
+      resolveTimeoutMs: int(env, 'RESOLVE_TIMEOUT_MS', 1000, 1),
+    },
+    embedded,
+  }
+}

@@ -1,0 +1,64 @@
+// The one shape a redirect needs, shared by the API (which writes it through to the cache after every
+// Postgres commit) and the redirector (which reads it). Only what a redirect needs, flags only when set,
+// never a secret. `v` lets a reader ignore a record written by a newer format during a rolling deploy.
+
+export const LINK_CACHE_VERSION = 1
+
+export interface CachedLink {
+  v: typeof LINK_CACHE_VERSION
+  /** Link id (`link_…`), stored with every click. */
+  id: string
+  /** Destination URL. */
+  url: string
+  /** Expiry, unix milliseconds; absent when the link never expires. */
+  exp?: number
+  /** Activation time, unix milliseconds; absent when active from creation. */
+  act?: number
+  /** Set when the link is password protected (the hash stays in Postgres). */
+  pw?: 1
+  /** Set when the owning account is on Pro (attribution parameters are appended). */
+  pro?: 1
+}
+
+/** Pub/sub channel on which the API announces a changed link; the message is the cache key. */
+export const INVALIDATION_CHANNEL = 'link:invalidate'
+
+/** Cache key of a (domain, alias) pair. Domains are case-insensitive, aliases are not. */
+export function linkCacheKey(domain: string, alias: string): string {
+  return `link:${domain.toLowerCase()}:${alias}`
+}
+
+/** How long a cached link may live in Redis: bounded so a stale record heals even without invalidation. */
+export const LINK_CACHE_TTL_SECONDS = 24 * 3600
+
+export function encodeCachedLink(link: CachedLink): string {
+  return JSON.stringify(link)
+}
+
+/** Parses a cached record; anything unreadable or of another version counts as a miss. */
+export function decodeCachedLink(raw: string): CachedLink | null {
+  try {
+    const value = JSON.parse(raw) as CachedLink
+    if (value?.v !== LINK_CACHE_VERSION || typeof value.id !== 'string' || typeof value.url !== 'string') return null
+    return value
+  } catch {
+    return null
+  }
+}
+
+export type LinkState = 'active' | 'expired' | 'not_yet_active'
+
+export function linkState(link: Pick<CachedLink, 'exp' | 'act'>, now: number): LinkState {
+  if (link.exp !== undefined && link.exp <= now) return 'expired'
+  if (link.act !== undefined && link.act > now) return 'not_yet_active'
+  return 'active'
+}
+
+/** Aliases that cannot be taken on the default domain because the API shares its host in the embedded default. */
+export const RESERVED_ALIASES = new Set([
+  'api', 'oauth', 'swagger', 'health', 'healthz', 'internal', '.well-known', 'admin', 'login', 'logout',
+  'static', 'assets', 'favicon.ico', 'robots.txt', 'docs', 'status', 'metrics',
+])
+
+/** Alias syntax of spec 4.2: A-Z a-z 0-9 _ -, length checked by the caller (4-64 default, 1-64 custom). */
+export const ALIAS_PATTERN = /^[A-Za-z0-9_-]{1,64}$/

@@ -1,0 +1,63 @@
+// Postgres for the API: postgres.js when DATABASE_URL is set, else PGlite (real Postgres compiled to
+// WASM) under DATA_DIR. Both are driven through the same drizzle schema, queries and migrations.
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../core/config'
+import * as schema from './schema'
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
+
+export interface Database {
+  db: Db
+  engine: 'postgres' | 'pglite'
+  /** Applies migrations/postgres; safe to call from several processes at once. */
+  migrate(): Promise<void>
+  close(): Promise<void>
+}
+
+const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/postgres')
+/** Arbitrary constant naming the advisory lock that serialises migrations across API processes. */
+const MIGRATION_LOCK_ID = 7_311_001
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+  if (config.databaseUrl) {
+    const { default: postgres } = await import('postgres')
+    const { drizzle } = await import('drizzle-orm/postgres-js')
+    const { migrate } = await import('drizzle-orm/postgres-js/migrator')
+    const client = postgres(config.databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 })
+    const db = drizzle(client, { schema }) as unknown as Db
+    return {
+      db,
+      engine: 'postgres',
+      async migrate() {
+        // One connection holds the lock for the whole run so two processes never migrate at once.
+        await client.begin(async (tx) => {
+          await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`
+          await migrate(drizzle(tx as unknown as typeof client, { schema }), { migrationsFolder: MIGRATIONS_DIR })
+        })
+      },
+      close: () => client.end({ timeout: 5 }),
+    }
+  }
+  // Imported lazily so production images never load the embedded engine.
+  const { PGlite } = await import('@electric-sql/pglite')
+  const { drizzle } = await import('drizzle-orm/pglite')
+  const { migrate } = await import('drizzle-orm/pglite/migrator')
+  const dir = join(config.dataDir, 'postgres')
+  mkdirSync(dir, { recursive: true })
+  const client = new PGlite(dir)
+  const db = drizzle(client, { schema }) as unknown as Db
+  return {
+    db,
+    engine: 'pglite',
+    // PGlite lives in this process alone, so there is nobody to race.
+    migrate: () => migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
+    close: () => client.close(),
+  }
+}
+
+export async function ping(db: Db): Promise<void> {
+  await db.execute(sql`select 1`)
+}

@@ -1,0 +1,2 @@
+export * from './guests'
+export * from './links'

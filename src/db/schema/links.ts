@@ -1,0 +1,27 @@
+import { sql } from 'drizzle-orm'
+import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { guestSessions } from './guests'
+
+/** A short link. (domain, alias) is unique; domains are stored lower-case, aliases as given. */
+export const links = pgTable(
+  'links',
+  {
+    id: text('id').primaryKey(),
+    domain: text('domain').notNull(),
+    alias: text('alias').notNull(),
+    url: text('url').notNull(),
+    guestId: text('guest_id').references(() => guestSessions.id, { onDelete: 'set null' }),
+    /** Owner once registered accounts exist (claimed from the guest on verify). */
+    accountId: text('account_id'),
+    passwordHash: text('password_hash'),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    activatedAt: timestamp('activated_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('links_domain_alias_key').on(t.domain, t.alias),
+    index('links_guest_idx').on(t.guestId).where(sql`${t.guestId} is not null`),
+    index('links_account_idx').on(t.accountId, t.createdAt).where(sql`${t.accountId} is not null`),
+  ],
+)
