@@ -11,8 +11,9 @@ export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'd
   }
   // Imported lazily so the production images, which carry no embedded engine, never load it.
   const { createChdbConnection } = await import('chdb/connection')
-  const path = join(config.dataDir, 'clickhouse')
-  mkdirSync(path, { recursive: true })
+  // chDB binds one data directory per process: ":memory:" is shared by every client in the process.
+  const path = config.dataDir === ':memory:' ? ':memory:' : join(config.dataDir, 'clickhouse')
+  if (path !== ':memory:') mkdirSync(path, { recursive: true })
   return createClient({ connection: createChdbConnection({ path }) } as Parameters<typeof createClient>[0])
 }
 

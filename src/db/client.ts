@@ -45,9 +45,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   const { PGlite } = await import('@electric-sql/pglite')
   const { drizzle } = await import('drizzle-orm/pglite')
   const { migrate } = await import('drizzle-orm/pglite/migrator')
-  const dir = join(config.dataDir, 'postgres')
-  mkdirSync(dir, { recursive: true })
-  const client = new PGlite(dir)
+  const client = new PGlite(pgliteDir(config.dataDir))
   const db = drizzle(client, { schema }) as unknown as Db
   return {
     db,
@@ -56,6 +54,14 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     migrate: () => migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
     close: () => client.close(),
   }
+}
+
+/** DATA_DIR=":memory:" keeps everything in memory (tests); otherwise PGlite persists under DATA_DIR/postgres. */
+function pgliteDir(dataDir: string): string {
+  if (dataDir === ':memory:') return 'memory://'
+  const dir = join(dataDir, 'postgres')
+  mkdirSync(dir, { recursive: true })
+  return dir
 }
 
 export async function ping(db: Db): Promise<void> {

@@ -1,0 +1,126 @@
+import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ClickEvent, ClickRow } from '../src/core/clicks'
+import { countClicks, testClickHouse } from '../test/support/clickhouse'
+import { ClickBatcher, type ClickSink, type FlushLabel } from './batcher'
+import { clickhouseSink } from './clickhouse-sink'
+
+const secret = 'test-ip-hash-secret-0123456789abcdef'
+
+function click(linkId: string, n: number): ClickEvent {
+  return { clickId: `${linkId}-${n}`, linkId, domain: 'sho.rt', alias: 'abcd', at: Date.now(), referrer: '', userAgent: 'ua', ip: '10.0.0.1', country: 'de' }
+}
+
+function options(overrides: Partial<ConstructorParameters<typeof ClickBatcher>[1]> = {}) {
+  return {
+    batchSize: 100, flushIntervalMs: 50, maxPendingRows: 1000, ipHashSecret: secret,
+    spoolDir: mkdtempSync(join(tmpdir(), 'spool-')), retryDelayMs: 10, maxRetryDelayMs: 50, ...overrides,
+  }
+}
+
+/** A sink in front of real ClickHouse that can be made unreachable, or to lose its answers. */
+function flakySink(real: ClickSink) {
+  const state = { down: false, loseAnswers: 0, tokens: [] as string[], labels: [] as FlushLabel[] }
+  const sink: ClickSink = {
+    async insert(rows: ClickRow[], token: string, label: FlushLabel) {
+      state.tokens.push(token)
+      state.labels.push(label)
+      if (state.down) throw new Error('ClickHouse unreachable')
+      await real.insert(rows, token, label)
+      // The insert happened, but the client never hears so: it must retry with the same token.
+      if (state.loseAnswers-- > 0) throw new Error('socket hang up')
+    },
+  }
+  return { sink, state }
+}
+
+async function until(check: () => Promise<boolean> | boolean, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await Bun.sleep(20)
+  }
+}
+
+describe('click batcher', () => {
+  test('flushes a full batch by size and the rest by interval, labelled', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(clickhouseSink(client))
+    const batcher = new ClickBatcher(sink, options({ batchSize: 10, flushIntervalMs: 100 })).start()
+    for (let i = 0; i < 25; i++) batcher.push(click(linkId, i))
+    await until(async () => (await countClicks(client, linkId)) === 25)
+    expect(state.labels.filter((l) => l === 'size').length).toBe(2)
+    expect(state.labels).toContain('interval')
+    await batcher.drain(1000)
+  })
+
+  test('a batch whose answer was lost is retried with the same token and stored once', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(clickhouseSink(client))
+    state.loseAnswers = 2
+    const batcher = new ClickBatcher(sink, options({ batchSize: 50 })).start()
+    for (let i = 0; i < 50; i++) batcher.push(click(linkId, i))
+    await until(() => batcher.snapshot().batchesWritten === 1)
+    expect(state.tokens.length).toBe(3)
+    expect(new Set(state.tokens).size).toBe(1)
+    expect(await countClicks(client, linkId)).toBe(50)
+    await batcher.drain(1000)
+  })
+
+  test('while ClickHouse is down batches wait, overflow to the spool, and all arrive once it is back', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(clickhouseSink(client))
+    state.down = true
+    const opts = options({ batchSize: 20, maxPendingRows: 40 })
+    const batcher = new ClickBatcher(sink, opts).start()
+    for (let i = 0; i < 200; i++) batcher.push(click(linkId, i))
+    await Bun.sleep(150)
+    const waiting = batcher.snapshot()
+    expect(waiting.written).toBe(0)
+    expect(waiting.spooledFiles).toBeGreaterThan(0)
+    expect(readdirSync(opts.spoolDir).filter((f) => f.endsWith('.json')).length).toBe(waiting.spooledFiles)
+    state.down = false
+    await until(async () => (await countClicks(client, linkId)) === 200)
+    await until(() => batcher.snapshot().spooledFiles === 0)
+    expect(readdirSync(opts.spoolDir)).toEqual([])
+    await batcher.drain(1000)
+    expect(await countClicks(client, linkId)).toBe(200)
+  })
+
+  test('shutdown with ClickHouse down spools everything; the next start writes it once', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(clickhouseSink(client))
+    state.down = true
+    const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
+    const first = new ClickBatcher(sink, opts).start()
+    for (let i = 0; i < 30; i++) first.push(click(linkId, i))
+    const stats = await first.drain(200)
+    expect(stats.flushes.shutdown).toBe(1)
+    expect(stats.spooledFiles).toBe(1)
+    state.down = false
+    const second = new ClickBatcher(sink, opts).start()
+    await until(() => second.snapshot().spooledFiles === 0)
+    await second.drain(1000)
+    expect(await countClicks(client, linkId)).toBe(30)
+  })
+
+  test('stored rows carry a hashed IP, never the IP itself, and a normalised country', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
+    batcher.push(click(linkId, 1))
+    await batcher.drain(2000)
+    const result = await client.query({ query: 'SELECT ip_hash, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+    const rows = await result.json<{ ip_hash: string; country: string }>()
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.ip_hash).toMatch(/^[0-9a-f]{32}$/)
+    expect(rows[0]!.ip_hash).not.toContain('10.0.0.1')
+    expect(rows[0]!.country).toBe('DE')
+  })
+})

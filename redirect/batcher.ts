@@ -1,0 +1,211 @@
+// Click batching between the redirect hot path and ClickHouse.
+//
+// push() is synchronous and never waits. Rows collect in a buffer that is frozen into a batch when it
+// reaches batchSize ("size"), when the flush interval ticks ("interval") or at shutdown ("shutdown").
+// A frozen batch gets its own dedup token before its first insert attempt, and keeps it through every
+// retry and across restarts (it is written to the spool with it), so a retry after a lost response is
+// dropped by ClickHouse instead of doubling the clicks. While ClickHouse is unreachable batches wait in
+// memory, up to maxPendingRows; beyond that they go to the spool directory, and everything is written
+// once ClickHouse is back. Nothing is dropped.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { toClickRow, type ClickEvent, type ClickRow } from '../src/core/clicks'
+
+export type FlushLabel = 'size' | 'interval' | 'shutdown'
+
+export interface ClickSink {
+  insert(rows: ClickRow[], dedupToken: string, label: FlushLabel): Promise<void>
+}
+
+export interface BatcherOptions {
+  batchSize: number
+  flushIntervalMs: number
+  maxPendingRows: number
+  spoolDir: string
+  ipHashSecret: string
+  /** First retry delay after a failed insert; doubles up to maxRetryDelayMs. */
+  retryDelayMs?: number
+  maxRetryDelayMs?: number
+}
+
+interface Batch {
+  token: string
+  label: FlushLabel
+  rows: ClickRow[]
+  /** Set when the batch lives in the spool rather than in memory. */
+  file?: string
+}
+
+export interface BatcherStats {
+  pushed: number
+  written: number
+  batchesWritten: number
+  failedAttempts: number
+  spooledBatches: number
+  pendingRows: number
+  spooledFiles: number
+  flushes: Record<FlushLabel, number>
+}
+
+export class ClickBatcher {
+  private buffer: ClickEvent[] = []
+  private readonly memory: Batch[] = []
+  private memoryRows = 0
+  private spool: string[] = []
+  private writer: Promise<void> | null = null
+  private writing = false
+  private timer: ReturnType<typeof setInterval> | null = null
+  private stopping = false
+  private retryDelay: number
+  private wake: (() => void) | null = null
+  private readonly stats: Omit<BatcherStats, 'pendingRows' | 'spooledFiles'> = {
+    pushed: 0, written: 0, batchesWritten: 0, failedAttempts: 0, spooledBatches: 0,
+    flushes: { size: 0, interval: 0, shutdown: 0 },
+  }
+
+  constructor(private readonly sink: ClickSink, private readonly options: BatcherOptions) {
+    this.retryDelay = options.retryDelayMs ?? 100
+    mkdirSync(options.spoolDir, { recursive: true })
+    // Batches spooled by an earlier run (ClickHouse down at shutdown, or a crash while spooling) go first.
+    this.spool = readdirSync(options.spoolDir).filter((f) => f.endsWith('.json')).sort().map((f) => join(options.spoolDir, f))
+    for (const stale of readdirSync(options.spoolDir).filter((f) => f.endsWith('.tmp'))) rmSync(join(options.spoolDir, stale))
+  }
+
+  start(): this {
+    this.timer ??= setInterval(() => this.freeze('interval'), this.options.flushIntervalMs)
+    this.kick()
+    return this
+  }
+
+  push(event: ClickEvent): void {
+    this.stats.pushed++
+    this.buffer.push(event)
+    if (this.buffer.length >= this.options.batchSize) this.freeze('size')
+  }
+
+  snapshot(): BatcherStats {
+    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows: this.buffer.length + this.memoryRows, spooledFiles: this.spool.length }
+  }
+
+  /**
+   * Freezes what is buffered and writes everything pending. Waits at most timeoutMs for ClickHouse;
+   * whatever is still unwritten then is spooled to disk for the next start. Resolves when safe to exit.
+   */
+  async drain(timeoutMs: number): Promise<BatcherStats> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    this.freeze('shutdown')
+    this.stopping = true
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout'))
+    this.wake?.()
+    await Promise.race([this.writer ?? Promise.resolve(), deadline])
+    // Whatever ClickHouse did not take in time goes to disk for the next start. The writer may still be
+    // mid-insert with the head batch; spooling it too is safe because its token makes a second write a no-op.
+    for (const batch of this.memory.splice(0)) this.writeSpool(batch)
+    this.memoryRows = 0
+    return this.snapshot()
+  }
+
+  private freeze(label: FlushLabel): void {
+    if (this.buffer.length === 0) return
+    const events = this.buffer
+    this.buffer = []
+    const secret = this.options.ipHashSecret
+    const batch: Batch = { token: `clk-${crypto.randomUUID()}`, label, rows: events.map((e) => toClickRow(e, secret)) }
+    this.stats.flushes[label]++
+    if (this.memoryRows + batch.rows.length > this.options.maxPendingRows) {
+      this.writeSpool(batch)
+    } else {
+      this.memory.push(batch)
+      this.memoryRows += batch.rows.length
+    }
+    this.kick()
+  }
+
+  private writeSpool(batch: Batch): void {
+    // Name sorts by time so the spool drains oldest first; write then rename so a crash never leaves
+    // a half-written batch under a name the loader would read.
+    const name = `${Date.now().toString().padStart(15, '0')}-${batch.token}.json`
+    const file = join(this.options.spoolDir, name)
+    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows }))
+    renameSync(`${file}.tmp`, file)
+    this.spool.push(file)
+    this.stats.spooledBatches++
+  }
+
+  private kick(): void {
+    if (this.writing) return
+    this.writing = true
+    this.writer = this.writeAll()
+  }
+
+  private next(): Batch | null {
+    const head = this.memory[0]
+    if (head) return head
+    const file = this.spool[0]
+    if (!file) return null
+    try {
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Batch, 'file'>
+      return { ...saved, file }
+    } catch {
+      // Unreadable spool file: move it aside rather than loop on it, and keep it for a person to inspect.
+      try {
+        renameSync(file, `${file}.corrupt`)
+      } catch {
+        // already gone: nothing to keep
+      }
+      this.spool.shift()
+      return this.next()
+    }
+  }
+
+  /**
+   * Writes pending batches in order until none is left. `writing` is cleared in the same tick as the
+   * last "nothing left" check (no await between them), so a batch frozen right after always finds the
+   * writer idle and starts a new one.
+   */
+  private async writeAll(): Promise<void> {
+    for (;;) {
+      const batch = this.next()
+      if (!batch) break
+      try {
+        await this.sink.insert(batch.rows, batch.token, batch.label)
+      } catch {
+        this.stats.failedAttempts++
+        if (this.stopping) break // drain() spools what is left
+        await this.sleep(this.retryDelay)
+        this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 5000)
+        continue
+      }
+      this.retryDelay = this.options.retryDelayMs ?? 100
+      this.stats.written += batch.rows.length
+      this.stats.batchesWritten++
+      this.forget(batch)
+    }
+    this.writing = false
+  }
+
+  /** Removes a written batch by identity: drain() may have moved it to the spool meanwhile. */
+  private forget(batch: Batch): void {
+    if (batch.file) {
+      rmSync(batch.file, { force: true })
+      this.spool = this.spool.filter((f) => f !== batch.file)
+      return
+    }
+    const at = this.memory.indexOf(batch)
+    if (at >= 0) {
+      this.memory.splice(at, 1)
+      this.memoryRows -= batch.rows.length
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      this.wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+}

@@ -1,0 +1,134 @@
+import { describe, expect, test } from 'bun:test'
+import { MemoryKv } from '../src/adapters/memory-kv'
+import type { ClickEvent } from '../src/core/clicks'
+import { encodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey, type CachedLink } from '../src/core/link-cache'
+import { handleRedirect, parseAlias, type RedirectDeps } from './handler'
+import { LinkResolver } from './resolver'
+import type { Resolve } from './source'
+
+const domain = 'sho.rt'
+const options = { l1TtlMs: 60_000, l1MaxEntries: 100, negativeTtlMs: 60_000 }
+
+function link(overrides: Partial<CachedLink> = {}): CachedLink {
+  return { v: 1, id: `link_${crypto.randomUUID()}`, url: 'https://example.com/landing?a=1#top', ...overrides }
+}
+
+async function setup(resolve: Resolve = async () => null) {
+  const kv = new MemoryKv()
+  const resolver = new LinkResolver(kv, resolve, options)
+  await resolver.listen()
+  const clicks: ClickEvent[] = []
+  const deps: RedirectDeps = { resolver, record: (c) => clicks.push(c), shortDomain: domain, countryHeader: 'cf-ipcountry' }
+  const put = (alias: string, value: CachedLink) => kv.set(linkCacheKey(domain, alias), encodeCachedLink(value), 60)
+  const get = (path: string, init?: RequestInit) => handleRedirect(new Request(`http://${domain}${path}`, init), deps)
+  return { kv, resolver, clicks, put, get }
+}
+
+describe('parseAlias', () => {
+  test('takes the first path segment when it is a valid alias', () => {
+    expect(parseAlias('http://sho.rt/abc_D-9')).toBe('abc_D-9')
+    expect(parseAlias('http://sho.rt/abcd?utm=1')).toBe('abcd')
+    expect(parseAlias('https://sho.rt:8443/abcd#x')).toBe('abcd')
+  })
+  test('refuses what cannot be an alias', () => {
+    for (const url of ['http://sho.rt/', 'http://sho.rt/a/b', 'http://sho.rt/%2e%2e', 'http://sho.rt/ab cd', `http://sho.rt/${'a'.repeat(65)}`]) {
+      expect(parseAlias(url)).toBeNull()
+    }
+  })
+})
+
+describe('redirect handler', () => {
+  test('GET redirects with 302, the private cache header and one recorded click', async () => {
+    const { clicks, put, get } = await setup()
+    const target = link()
+    await put('abcd', target)
+    const response = await get('/abcd', { headers: { referer: 'https://news.example/', 'user-agent': 'UA/1', 'cf-ipcountry': 'FR' } })
+    expect(response.status).toBe(302)
+    expect(response.headers.get('location')).toBe(target.url)
+    expect(response.headers.get('cache-control')).toBe('private, max-age=0')
+    expect(clicks).toHaveLength(1)
+    expect(clicks[0]).toMatchObject({ linkId: target.id, alias: 'abcd', domain, referrer: 'https://news.example/', userAgent: 'UA/1', country: 'FR' })
+  })
+
+  test('HEAD redirects without counting a click', async () => {
+    const { clicks, put, get } = await setup()
+    await put('head', link())
+    const response = await get('/head', { method: 'HEAD' })
+    expect(response.status).toBe(302)
+    expect(clicks).toHaveLength(0)
+  })
+
+  test('unknown alias is a 404 HTML page, expired a 410, not yet active a 404; none counted', async () => {
+    const { clicks, put, get } = await setup()
+    await put('gone', link({ exp: Date.now() - 1000 }))
+    await put('soon', link({ act: Date.now() + 60_000 }))
+    const unknown = await get('/nope')
+    expect(unknown.status).toBe(404)
+    expect(unknown.headers.get('content-type')).toContain('text/html')
+    expect((await get('/gone')).status).toBe(410)
+    expect((await get('/soon')).status).toBe(404)
+    expect(clicks).toHaveLength(0)
+  })
+
+  test('a password-protected link is never redirected without its password', async () => {
+    const { clicks, put, get } = await setup()
+    await put('secret', link({ pw: 1 }))
+    const response = await get('/secret')
+    expect(response.status).toBe(403)
+    expect(response.headers.get('location')).toBeNull()
+    expect(clicks).toHaveLength(0)
+  })
+
+  test('other methods get 405 with Allow', async () => {
+    const { get } = await setup()
+    const response = await get('/abcd', { method: 'POST', body: 'x' })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET, HEAD')
+  })
+
+  test('a cache miss asks the API once for concurrent requests, then serves from L1', async () => {
+    const target = link()
+    let calls = 0
+    const { get, resolver } = await setup(async () => {
+      calls++
+      await Bun.sleep(20)
+      return target
+    })
+    const responses = await Promise.all(Array.from({ length: 20 }, () => get('/miss')))
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(302))
+    expect(calls).toBe(1)
+    await get('/miss')
+    expect(calls).toBe(1)
+    expect(resolver.counters.l1Hits).toBeGreaterThan(0)
+  })
+
+  test('"not found" is remembered briefly instead of asking the API per request', async () => {
+    let calls = 0
+    const { get } = await setup(async () => {
+      calls++
+      return null
+    })
+    for (let i = 0; i < 5; i++) expect((await get('/ghost')).status).toBe(404)
+    expect(calls).toBe(1)
+  })
+
+  test('when neither the cache nor the API can answer, the page is 503 with Retry-After, not 500', async () => {
+    const { get } = await setup(async () => {
+      throw new Error('API down')
+    })
+    const response = await get('/abcd')
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).toBe('5')
+  })
+
+  test('an invalidation drops the L1 entry so the next request sees the new destination', async () => {
+    const { kv, put, get } = await setup()
+    await put('moved', link({ url: 'https://old.example/' }))
+    expect((await get('/moved')).headers.get('location')).toBe('https://old.example/')
+    await put('moved', link({ url: 'https://new.example/' }))
+    expect((await get('/moved')).headers.get('location')).toBe('https://old.example/') // L1 still holds it
+    await kv.publish(INVALIDATION_CHANNEL, linkCacheKey(domain, 'moved'))
+    await Bun.sleep(0)
+    expect((await get('/moved')).headers.get('location')).toBe('https://new.example/')
+  })
+})

@@ -1,0 +1,87 @@
+// The redirect, as a function of small guards: parse → load → check → respond (and record).
+// Each guard is short and testable with `new Request(...)`.
+import { ALIAS_PATTERN, linkCacheKey, linkState, type CachedLink } from '../src/core/link-cache'
+import type { ClickEvent } from '../src/core/clicks'
+import { expiredPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
+import type { LinkResolver } from './resolver'
+
+export interface RedirectDeps {
+  resolver: LinkResolver
+  record: (click: ClickEvent) => void
+  shortDomain: string
+  countryHeader?: string
+  clientIpHeader?: string
+  now?: () => number
+  /** Answers GET /health (a reserved alias, so no link can shadow it). */
+  health?: () => Response
+}
+
+/** The parts of Bun's server the handler uses: the peer address. */
+export interface PeerInfo {
+  requestIP(request: Request): { address: string } | null
+}
+
+/** The alias of a request path, or null when the path cannot be one. No URL object: this runs per request. */
+export function parseAlias(url: string): string | null {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  if (pathStart < 0) return null
+  let end = url.indexOf('?', pathStart)
+  if (end < 0) end = url.indexOf('#', pathStart)
+  const alias = url.slice(pathStart + 1, end < 0 ? undefined : end)
+  return ALIAS_PATTERN.test(alias) ? alias : null
+}
+
+function redirectTo(location: string): Response {
+  return new Response(null, { status: 302, headers: { Location: location, 'Cache-Control': 'private, max-age=0' } })
+}
+
+// Process-unique click ids without a crypto call per request: a random prefix and a counter.
+const clickPrefix = crypto.randomUUID().replaceAll('-', '').slice(0, 12)
+let clickCounter = 0
+
+function clientIp(request: Request, peer: PeerInfo | undefined, header: string | undefined): string {
+  if (header) {
+    const forwarded = request.headers.get(header)
+    if (forwarded) return forwarded.split(',')[0]!.trim().slice(0, 64)
+  }
+  return peer?.requestIP(request)?.address ?? ''
+}
+
+function respond(link: CachedLink | null, request: Request, alias: string, deps: RedirectDeps, peer: PeerInfo | undefined): Response {
+  if (!link) return notFoundPage()
+  const now = deps.now?.() ?? Date.now()
+  const state = linkState(link, now)
+  if (state === 'expired') return expiredPage()
+  if (state === 'not_yet_active') return notFoundPage()
+  if (link.pw) return passwordPage()
+  if (request.method === 'GET') {
+    const headers = request.headers
+    deps.record({
+      clickId: `${clickPrefix}${(clickCounter++).toString(36)}`,
+      linkId: link.id,
+      domain: deps.shortDomain,
+      alias,
+      at: now,
+      referrer: headers.get('referer') ?? '',
+      userAgent: headers.get('user-agent') ?? '',
+      ip: clientIp(request, peer, deps.clientIpHeader),
+      country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
+    })
+  }
+  return redirectTo(link.url)
+}
+
+export function handleRedirect(request: Request, deps: RedirectDeps, peer?: PeerInfo): Response | Promise<Response> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowedPage()
+  const alias = parseAlias(request.url)
+  if (alias === null) return notFoundPage()
+  if (alias === 'health' && deps.health) return deps.health()
+  // Custom domains arrive with managed links; until then every host serves the default domain.
+  const key = linkCacheKey(deps.shortDomain, alias)
+  const cached = deps.resolver.peek(key, deps.now?.() ?? Date.now())
+  if (cached !== undefined) return respond(cached, request, alias, deps, peer)
+  return deps.resolver.load(key, deps.shortDomain, alias).then(
+    (link) => respond(link, request, alias, deps, peer),
+    () => unavailablePage(),
+  )
+}

@@ -1,0 +1,53 @@
+// The redirector as its own process: Redis for links, the API's resolve endpoint on a miss, a
+// ClickHouse server for clicks. It never opens Postgres and loads no embedded engine.
+import { createClient } from '@clickhouse/client'
+import { ConfigError, parseConfig } from '../src/core/config'
+import { clickhouseSink } from './clickhouse-sink'
+import { createRedirector } from './server'
+import { httpResolve, redisLinkSource } from './source'
+
+function boot() {
+  const config = parseConfig(process.env)
+  if (!config.redisUrl) throw new ConfigError('REDIS_URL', 'is required for the stand-alone redirector (bun run start runs the embedded default)')
+  if (!config.clickhouseUrl) throw new ConfigError('CLICKHOUSE_URL', 'is required for the stand-alone redirector')
+  return { ...config, redisUrl: config.redisUrl, clickhouseUrl: config.clickhouseUrl }
+}
+
+let config: ReturnType<typeof boot>
+try {
+  config = boot()
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error)
+  process.exit(1)
+}
+
+const clickhouse = createClient({ url: config.clickhouseUrl, request_timeout: 10_000 })
+const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
+const redirector = await createRedirector(config, {
+  source,
+  resolve: httpResolve(config.apiInternalUrl, config.internalSecret, config.cache.resolveTimeoutMs),
+  sink: clickhouseSink(clickhouse),
+})
+
+const server = Bun.serve({
+  port: config.redirectPort,
+  fetch: (request, srv) => redirector.fetch(request, srv),
+  error: () => new Response('Internal error', { status: 500 }),
+})
+console.log(`redirector listening on http://localhost:${server.port} for ${config.shortDomain}`)
+
+let stopping = false
+async function shutdown(signal: string) {
+  if (stopping) return
+  stopping = true
+  console.log(`redirector: ${signal}, draining clicks`)
+  server.stop()
+  await redirector.stop()
+  const stats = redirector.batcher.snapshot()
+  console.log(`redirector: drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
+  await source.close?.()
+  await clickhouse.close()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))

@@ -1,0 +1,106 @@
+// L1 → shared cache → API. The L1 is a small LRU whose entries live a few seconds at most, so a missed
+// invalidation heals by itself; it is cleared whenever the invalidation subscription reconnects.
+// Concurrent misses for one key share one load; "not found" is remembered briefly.
+import { Lru } from '../src/core/lru'
+import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../src/core/link-cache'
+import type { LinkSource, Resolve } from './source'
+
+export interface ResolverOptions {
+  l1TtlMs: number
+  l1MaxEntries: number
+  negativeTtlMs: number
+}
+
+export interface ResolverCounters {
+  l1Hits: number
+  cacheHits: number
+  cacheErrors: number
+  resolves: number
+  resolveErrors: number
+  invalidations: number
+}
+
+export class LinkResolver {
+  private readonly l1: Lru<CachedLink | null>
+  private readonly inflight = new Map<string, Promise<CachedLink | null>>()
+  /** Bumped by every invalidation: a load that started before one must not fill the L1 with what it read. */
+  private generation = 0
+  private unsubscribe: (() => Promise<void>) | null = null
+  readonly counters: ResolverCounters = { l1Hits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
+
+  constructor(
+    private readonly source: LinkSource,
+    private readonly resolve: Resolve,
+    private readonly options: ResolverOptions,
+  ) {
+    this.l1 = new Lru(options.l1MaxEntries)
+  }
+
+  /** Starts listening for invalidations. Without it the L1 still expires entries after l1TtlMs. */
+  async listen(): Promise<void> {
+    this.unsubscribe = await this.source.subscribe(
+      INVALIDATION_CHANNEL,
+      (key) => this.invalidate(key),
+      () => this.reset(),
+    )
+  }
+
+  async close(): Promise<void> {
+    await this.unsubscribe?.()
+  }
+
+  /** The L1 answer, synchronously: a link, null for a remembered "not found", undefined for unknown. */
+  peek(key: string, now: number): CachedLink | null | undefined {
+    const hit = this.l1.get(key, now)
+    if (hit !== undefined) this.counters.l1Hits++
+    return hit
+  }
+
+  /** Loads past the L1. Rejects only when neither the cache nor the API can answer. */
+  load(key: string, domain: string, alias: string): Promise<CachedLink | null> {
+    let pending = this.inflight.get(key)
+    if (!pending) {
+      pending = this.fetch(key, domain, alias).finally(() => this.inflight.delete(key))
+      this.inflight.set(key, pending)
+    }
+    return pending
+  }
+
+  invalidate(key: string): void {
+    this.counters.invalidations++
+    this.generation++
+    this.l1.delete(key)
+    this.inflight.delete(key)
+  }
+
+  reset(): void {
+    this.generation++
+    this.l1.clear()
+    this.inflight.clear()
+  }
+
+  private async fetch(key: string, domain: string, alias: string): Promise<CachedLink | null> {
+    const generation = this.generation
+    let link: CachedLink | null = null
+    try {
+      const raw = await this.source.get(key)
+      link = raw === null ? null : decodeCachedLink(raw)
+      if (link) this.counters.cacheHits++
+    } catch {
+      this.counters.cacheErrors++ // Redis down or slow: the API still knows
+    }
+    if (!link) {
+      this.counters.resolves++
+      try {
+        link = await this.resolve(domain, alias)
+      } catch (error) {
+        this.counters.resolveErrors++
+        throw error
+      }
+    }
+    if (generation === this.generation) {
+      this.l1.set(key, link, link ? this.options.l1TtlMs : this.options.negativeTtlMs, Date.now())
+    }
+    return link
+  }
+}

@@ -1,0 +1,75 @@
+// Where the redirector finds links after its L1: the shared cache (Redis, or the in-process store of
+// the embedded default) and, on a miss there, the API's internal resolve endpoint.
+import { Redis } from 'ioredis'
+import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
+
+/** The read side of the link cache. The API's Kv adapters satisfy it as they are. */
+export interface LinkSource {
+  get(key: string): Promise<string | null>
+  subscribe(channel: string, onMessage: (message: string) => void, onReset?: () => void): Promise<() => Promise<void>>
+  close?(): Promise<void>
+}
+
+/** Asks the owner of Postgres. Resolves null for "no such link"; rejects when it cannot tell. */
+export type Resolve = (domain: string, alias: string) => Promise<CachedLink | null>
+
+/**
+ * Redis, read-only, for the hot path: every command has a timeout, and with the offline queue off a
+ * command fails at once while Redis is down instead of waiting for a reconnect. The subscriber lives
+ * on its own connection; any reconnect of it reports a reset, since messages may have been missed.
+ */
+export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
+  const options = {
+    commandTimeout: timeoutMs,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+    lazyConnect: false,
+  }
+  const commands = new Redis(url, options)
+  commands.on('error', () => {}) // reconnects on its own; failures surface as rejected commands
+  let subscriber: Redis | null = null
+  return {
+    get: (key) => commands.get(key),
+    async subscribe(channel, onMessage, onReset) {
+      // The subscriber keeps the offline queue so SUBSCRIBE is replayed after a reconnect.
+      const sub = new Redis(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null })
+      subscriber = sub
+      sub.on('error', () => {})
+      let connectedBefore = false
+      sub.on('ready', () => {
+        if (connectedBefore) onReset?.()
+        connectedBefore = true
+      })
+      sub.on('close', () => {
+        if (connectedBefore) onReset?.()
+      })
+      sub.on('message', (_channel: string, message: string) => onMessage(message))
+      await sub.subscribe(channel)
+      return async () => {
+        await sub.unsubscribe(channel).catch(() => {})
+      }
+    },
+    async close() {
+      commands.disconnect()
+      subscriber?.disconnect()
+    },
+  }
+}
+
+/** The API's internal resolve endpoint over HTTP, with a time budget. */
+export function httpResolve(apiUrl: string, secret: string, timeoutMs: number): Resolve {
+  return async (domain, alias) => {
+    const query = new URLSearchParams({ domain, alias })
+    const response = await fetch(`${apiUrl}/internal/resolve?${query}`, {
+      headers: { 'x-internal-secret': secret },
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+    if (response.status === 404) return null
+    if (!response.ok) throw new Error(`resolve answered ${response.status}`)
+    const link = decodeCachedLink(await response.text())
+    if (!link) throw new Error('resolve answered an unreadable link')
+    return link
+  }
+}
