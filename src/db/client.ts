@@ -23,6 +23,7 @@ const MIGRATION_LOCK_ID = 7_311_001
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
   if (config.databaseUrl) {
+    const databaseUrl = config.databaseUrl
     const { default: postgres } = await import('postgres')
     const { drizzle } = await import('drizzle-orm/postgres-js')
     const { migrate } = await import('drizzle-orm/postgres-js/migrator')
@@ -32,11 +33,15 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       db,
       engine: 'postgres',
       async migrate() {
-        // One connection holds the lock for the whole run so two processes never migrate at once.
-        await client.begin(async (tx) => {
-          await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`
-          await migrate(drizzle(tx as unknown as typeof client, { schema }), { migrationsFolder: MIGRATIONS_DIR })
-        })
+        // A connection of its own holds a session advisory lock for the whole run, so two processes
+        // never migrate at once; ending it releases the lock even when a migration throws.
+        const lock = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 })
+        try {
+          await lock`select pg_advisory_lock(${MIGRATION_LOCK_ID})`
+          await migrate(drizzle(lock, { schema }), { migrationsFolder: MIGRATIONS_DIR })
+        } finally {
+          await lock.end({ timeout: 5 })
+        }
       },
       close: () => client.end({ timeout: 5 }),
     }

@@ -1,0 +1,164 @@
+// Kv on Redis through ioredis: the shared link cache and its invalidation channel.
+//
+// Failure mode, decided once for every caller: each command has a deadline (commandTimeoutMs) and
+// rejects when it passes; callers choose what a rejection means (the redirector falls through to the
+// API; the API carries on, since Postgres is the truth, and the limiter's caller decides open or shut).
+// The offline queue stays on: while the connection is down a command waits for the reconnect, but only
+// until its deadline or until two reconnect attempts have failed (maxRetriesPerRequest: 1), whichever
+// comes first. So a blip costs a little latency instead of an error, and an outage fails fast instead
+// of piling commands up in memory. A command that gave up may still be sent once the connection is
+// back; queued commands keep their order, so a later write still lands after an earlier one.
+import { Redis, type RedisOptions } from 'ioredis'
+import { assertTtl } from './memory-kv'
+import type { Kv } from './ports'
+
+/** API-side budget for one Redis command. The redirector passes its own, smaller config.cache.redisTimeoutMs. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 500
+/** SUBSCRIBE happens at boot and after a reconnect, never on a request, so it may wait longer. */
+const SUBSCRIBE_TIMEOUT_MS = 5_000
+/** Reconnect delay cap: ioredis' default (5 s) would outlast every command budget during a blip. */
+const MAX_RECONNECT_DELAY_MS = 1_000
+
+export interface RedisKvOptions {
+  commandTimeoutMs?: number
+  /** Shown in CLIENT LIST (the subscriber connection gets ":sub" appended), e.g. "api" or "redirect". */
+  name?: string
+}
+
+/** One ioredis connection with the project's timeouts; shared by RedisKv and RedisLimiter. */
+export function connectRedis(url: string, opts: { commandTimeoutMs: number; name?: string }, extra: RedisOptions = {}): Redis {
+  const client = new Redis(url, {
+    commandTimeout: opts.commandTimeoutMs,
+    connectTimeout: 5_000,
+    // Empty the offline queue every second failed reconnect instead of letting it grow while Redis is
+    // down (see the top of this file).
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
+    connectionName: opts.name,
+    ...extra,
+  } satisfies RedisOptions)
+  // Failures reach callers as rejected commands; without a listener ioredis prints every reconnect attempt.
+  client.on('error', () => {})
+  return client
+}
+
+type Subscription = { onMessage: (message: string) => void; onReset?: () => void }
+
+export class RedisKv implements Kv {
+  /** The command connection; RedisLimiter may share it (openAdapters does). */
+  readonly client: Redis
+  private subscriber: Redis | undefined
+  private readonly subscriptions = new Map<string, Set<Subscription>>()
+
+  constructor(
+    private readonly url: string,
+    private readonly opts: RedisKvOptions = {},
+  ) {
+    this.client = connectRedis(url, { commandTimeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, name: opts.name })
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.client.get(key)
+  }
+
+  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    assertTtl(ttlSeconds)
+    await this.client.set(key, value, 'EX', ttlSeconds)
+  }
+
+  async del(key: string): Promise<void> {
+    await this.client.del(key)
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.client.publish(channel, message)
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void, onReset?: () => void): Promise<() => Promise<void>> {
+    const subscriber = this.subscriberConnection()
+    const subscription: Subscription = { onMessage, onReset }
+    let set = this.subscriptions.get(channel)
+    if (!set) this.subscriptions.set(channel, (set = new Set()))
+    set.add(subscription)
+    try {
+      // SUBSCRIBE is idempotent on the server; sending it every time keeps this free of "in flight" state.
+      await subscriber.subscribe(channel)
+    } catch (err) {
+      this.forget(channel, subscription)
+      throw err
+    }
+    return async () => {
+      // Commands on one connection run in order, so a SUBSCRIBE sent after this UNSUBSCRIBE still wins.
+      if (this.forget(channel, subscription)) await subscriber.unsubscribe(channel)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.subscriptions.clear()
+    const subscriber = this.subscriber
+    this.subscriber = undefined
+    await Promise.all([quitRedis(this.client), subscriber && quitRedis(subscriber)])
+  }
+
+  /** Removes one subscription; true when it was the channel's last. */
+  private forget(channel: string, subscription: Subscription): boolean {
+    const set = this.subscriptions.get(channel)
+    if (!set?.delete(subscription) || set.size > 0) return false
+    this.subscriptions.delete(channel)
+    return true
+  }
+
+  /**
+   * A connection in subscribe mode can run no other command, so subscriptions get their own, opened on
+   * first use (the API only publishes and never pays for it). RESP2 so that Redis classes it as a pub/sub
+   * client (client-output-buffer-limit pubsub, CLIENT KILL TYPE pubsub).
+   */
+  private subscriberConnection(): Redis {
+    if (this.subscriber) return this.subscriber
+    const subscriber = connectRedis(
+      this.url,
+      { commandTimeoutMs: SUBSCRIBE_TIMEOUT_MS, name: this.opts.name && `${this.opts.name}:sub` },
+      { protocol: 2, autoResubscribe: false },
+    )
+    subscriber.on('message', (channel: string, message: string) => {
+      for (const s of this.subscriptions.get(channel) ?? []) {
+        // A throwing subscriber must not break ioredis' reply parsing or starve the others; its error
+        // still surfaces, as an uncaught one, just as with the in-process adapter.
+        try {
+          s.onMessage(message)
+        } catch (err) {
+          queueMicrotask(() => {
+            throw err
+          })
+        }
+      }
+    })
+    let wasReady = false
+    subscriber.on('ready', () => {
+      if (wasReady) void this.resubscribe(subscriber)
+      wasReady = true
+    })
+    this.subscriber = subscriber
+    return subscriber
+  }
+
+  /**
+   * After a reconnect: subscribe again ourselves (autoResubscribe would not tell us when it is done),
+   * then tell every subscriber that messages may have been missed. onReset comes after the SUBSCRIBE so
+   * anything a subscriber reloads from then on is covered by the live channel.
+   */
+  private async resubscribe(subscriber: Redis): Promise<void> {
+    const channels = [...this.subscriptions.keys()]
+    try {
+      if (channels.length > 0) await subscriber.subscribe(...channels)
+    } catch {
+      // The connection dropped again; the next 'ready' retries. Resetting now is still right.
+    }
+    for (const set of this.subscriptions.values()) for (const s of set) s.onReset?.()
+  }
+}
+
+export async function quitRedis(client: Redis): Promise<void> {
+  // QUIT waits for replies in flight; when Redis is unreachable there is nothing to wait for.
+  await client.quit().catch(() => client.disconnect())
+}

@@ -1,0 +1,50 @@
+// Fixed-window limiter on Redis: the count holds across every API process sharing the store.
+import type { Redis } from 'ioredis'
+import { limitResult } from './memory-limiter'
+import type { LimitResult, Limiter } from './ports'
+import { DEFAULT_COMMAND_TIMEOUT_MS, connectRedis, quitRedis } from './redis-kv'
+
+/**
+ * One atomic step, so no crash or timeout between two round trips can leave a counter without expiry
+ * (an INCR followed by a lost EXPIRE would block that key forever). The window starts at the first hit.
+ * The PTTL < 0 branch heals a key that somehow lost its expiry. Returns { count, pttl }.
+ */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return { count, ttl }
+`
+
+type WithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> }
+
+export const RATE_LIMIT_PREFIX = 'rl:'
+
+export class RedisLimiter implements Limiter {
+  private readonly client: WithHit
+  private readonly owned: boolean
+
+  /** A URL opens a connection this limiter owns; a client is borrowed and left open by close(). */
+  constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
+    this.owned = typeof connection === 'string'
+    const client = typeof connection === 'string'
+      ? connectRedis(connection, { commandTimeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS })
+      : connection
+    // defineCommand sends EVALSHA and falls back to EVAL once when the server has not cached the script.
+    if (!('rateLimitHit' in client)) client.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+    this.client = client as WithHit
+  }
+
+  async hit(key: string, limit: number, windowMs: number): Promise<LimitResult> {
+    const [count, pttl] = await this.client.rateLimitHit(RATE_LIMIT_PREFIX + key, Math.max(1, Math.round(windowMs)))
+    return limitResult(count, limit, Date.now() + pttl)
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await quitRedis(this.client)
+  }
+}
