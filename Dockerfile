@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# Production images for the link service: `api` (Elysia management API, owns Postgres) and `redirect`
+# (the hot path). Both run on the pinned Bun and carry no embedded engine (PGlite, chDB): in production
+# DATABASE_URL, REDIS_URL and CLICKHOUSE_URL point at real servers (see docker-compose.yml).
+#
+#   docker build --target api -t linkservice-api .
+#   docker build --target redirect -t linkservice-redirect .
+
+FROM oven/bun:1.4.5-slim AS base
+WORKDIR /app
+ENV NODE_ENV=production \
+    DATA_DIR=/app/data
+
+# Production dependencies from the lockfile, then the embedded engines removed: they are only the
+# no-configuration default for development and tests, and the production entry points never load them.
+FROM base AS deps
+COPY package.json bun.lock ./
+RUN bun install --frozen-lockfile --production --ignore-scripts \
+ && rm -rf node_modules/chdb node_modules/@chdb node_modules/@electric-sql
+
+# A writable data dir for the click spool (clicks wait there while ClickHouse is unreachable).
+FROM base AS runtime
+RUN mkdir -p /app/data && chown bun:bun /app/data
+
+FROM runtime AS api
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+COPY migrations ./migrations
+USER bun
+EXPOSE 3000
+ENV PORT=3000
+CMD ["bun", "src/api.ts"]
+
+# The hot path needs only the shared core module and redirect/: no Elysia app, no drizzle schema.
+FROM runtime AS redirect
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY package.json ./
+COPY src/core ./src/core
+COPY redirect ./redirect
+USER bun
+EXPOSE 3001
+ENV REDIRECT_PORT=3001
+CMD ["bun", "redirect/main.ts"]
