@@ -1,0 +1,21 @@
+// The management API as its own process (the production shape): Postgres, Redis and a ClickHouse
+// server from the environment. The redirector runs beside it as redirect/main.ts.
+import { createApi } from './app'
+import { configOrExit, openRuntime } from './boot'
+
+const config = configOrExit()
+const runtime = await openRuntime(config)
+const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter }).listen({ port: config.port, maxRequestBodySize: 1024 * 1024 })
+console.log(`api listening on ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
+
+let stopping = false
+async function shutdown(signal: string) {
+  if (stopping) return
+  stopping = true
+  console.log(`api: ${signal}, stopping`)
+  await app.stop()
+  await runtime.close()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))

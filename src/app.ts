@@ -1,0 +1,30 @@
+// The management API: createApi(deps) builds the Elysia app without listening. src/main.ts and
+// src/api.ts call .listen(); tests call app.handle(new Request(...)).
+import { Elysia } from 'elysia'
+import { accountModule } from './modules/account'
+import { guestModule } from './modules/guest'
+import { healthModule } from './modules/health'
+import { internalModule } from './modules/internal'
+import { linksModule } from './modules/links'
+import { body } from './plugins/body'
+import { docs } from './plugins/docs'
+import { errors } from './plugins/errors'
+import { createServices, type ApiDeps } from './services'
+
+export type { ApiDeps } from './services'
+
+export function createApi(deps: ApiDeps) {
+  const services = createServices(deps)
+  return new Elysia({ name: 'api' })
+    .decorate('services', services)
+    .use(errors)
+    .use(body)
+    .use(docs())
+    .use(healthModule(services))
+    .use(guestModule(services))
+    .use(accountModule(services))
+    .use(linksModule(services))
+    .use(internalModule(services))
+}
+
+export type Api = ReturnType<typeof createApi>

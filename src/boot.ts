@@ -1,0 +1,50 @@
+// What the API process and the embedded default both do at start: parse config, open Postgres (or
+// PGlite), ClickHouse (server or chDB), Redis (or in-process), and apply both stores' migrations.
+import type { ClickHouseClient } from '@clickhouse/client'
+import { openAdapters, type Adapters } from './adapters'
+import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
+import { ConfigError, parseConfig, type Config } from './core/config'
+import { openDatabase, type Database } from './db/client'
+
+export interface Runtime {
+  config: Config
+  database: Database
+  clickhouse: ClickHouseClient
+  adapters: Adapters
+  close(): Promise<void>
+}
+
+/** Parses the configuration or exits with the message naming the bad variable. */
+export function configOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return parseConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message)
+      process.exit(1)
+    }
+    throw error
+  }
+}
+
+export async function openRuntime(config: Config, log: (line: string) => void = console.log): Promise<Runtime> {
+  const database = await openDatabase(config)
+  await database.migrate()
+  log(`postgres: ${database.engine === 'pglite' ? `PGlite under ${config.dataDir}` : 'connected'}, migrations applied`)
+  const clickhouse = await createClickHouse(config)
+  const ran = await migrateClickHouse(clickhouse)
+  log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
+  const adapters = await openAdapters(config)
+  log(`cache, limiter: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
+  return {
+    config,
+    database,
+    clickhouse,
+    adapters,
+    async close() {
+      await adapters.close()
+      await clickhouse.close()
+      await database.close()
+    },
+  }
+}

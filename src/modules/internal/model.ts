@@ -1,0 +1,24 @@
+import { t } from 'elysia'
+import { Int } from '../../plugins/errors'
+import { DOMAIN_PATTERN } from '../links/model'
+
+export const ResolveQuery = t.Object({
+  domain: t.String({ pattern: DOMAIN_PATTERN, maxLength: 260, example: 'sho.rt' }),
+  alias: t.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'aZ3kP9q' }),
+})
+
+/** The CachedLink of src/core/link-cache.ts, as JSON. */
+export const CachedLinkResponse = t.Object(
+  {
+    v: t.Literal(1),
+    id: t.String(),
+    url: t.String(),
+    exp: t.Optional(Int({ description: 'expiry, unix ms' })),
+    act: t.Optional(Int({ description: 'activation, unix ms' })),
+    pw: t.Optional(t.Literal(1)),
+    pro: t.Optional(t.Literal(1)),
+  },
+  { examples: [{ v: 1, id: 'link_3q2-7wEJ9c1yJ8rF0a3x4g', url: 'https://example.com/', exp: 1767225600000 }] },
+)
+
+export const internalModels = { ResolveQuery, CachedLinkResponse }

@@ -1,0 +1,107 @@
+// Creating links and checking aliases. Plain arguments in, plain values out; errors are ApiError.
+import { and, eq } from 'drizzle-orm'
+import { links } from '../../db/schema'
+import type { Services } from '../../services'
+import { countGuestLink, guestUsage, randomId, type GuestSession } from '../guest/service'
+import { generateAlias, isReservedAlias } from './alias'
+import { toCachedLink, writeThrough } from './cache'
+import type { LinkRecord, ShortenInput } from './model'
+import { normalizeHost, validateDestination } from './url'
+
+/** Spec section 1 and 8: links expire after 30 days by default. */
+export const DEFAULT_LINK_TTL_MS = 30 * 24 * 3600 * 1000
+/** POST /alias/check without a token: 60 a minute per client IP (DESIGN.md). */
+export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
+/** 62^7 aliases make a collision rare; five in a row means something else is wrong. */
+const MAX_ALIAS_ATTEMPTS = 5
+
+type LinkRow = typeof links.$inferSelect
+
+/** Fields a guest token may send but that only registered accounts can use (spec 4.2 rule 1). */
+const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [
+  { field: 'alias', message: 'ignored for guest tokens; register to choose aliases' },
+  { field: 'domain', message: 'ignored for guest tokens; guest links use the default domain' },
+  { field: 'password', message: 'ignored for guest tokens; register to protect links with a password' },
+  { field: 'expiration', message: 'ignored for guest tokens; guest links expire 30 days after creation' },
+  { field: 'activated_at', message: 'ignored for guest tokens; guest links are active at once' },
+]
+
+export function guestNotices(input: ShortenInput): { field: string; message: string }[] {
+  return GUEST_IGNORED.filter(({ field }) => input[field] !== undefined)
+}
+
+export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): LinkRecord {
+  const { config } = services
+  const onDefaultDomain = row.domain === config.shortDomain
+  return {
+    short_url: onDefaultDomain ? `${config.shortBaseUrl}/${row.alias}` : `https://${row.domain}/${row.alias}`,
+    alias: row.alias,
+    full_url: row.url,
+    domain: row.domain,
+    manage_code: null,
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
+    has_password: row.passwordHash !== null,
+    // Click counts live in ClickHouse and arrive with statistics; a new link has none.
+    clicks: 0,
+    last_clicked_at: null,
+  }
+}
+
+/**
+ * Creates a link for a guest: only `url` is applied. The link and the session's link count are one
+ * transaction, so the 11th link fails without leaving a row; the cache is written after the commit.
+ */
+export async function shortenAsGuest(services: Services, guest: GuestSession, input: ShortenInput) {
+  const url = validateDestination(input.url, services.config)
+  const now = services.now()
+  const domain = services.config.shortDomain
+  const { row, session } = await services.db.transaction(async (tx) => {
+    const session = await countGuestLink(services, tx, guest)
+    for (let attempt = 0; attempt < MAX_ALIAS_ATTEMPTS; attempt++) {
+      const alias = generateAlias()
+      if (isReservedAlias(alias)) continue
+      const [row] = await tx
+        .insert(links)
+        .values({
+          id: randomId('link_'),
+          domain,
+          alias,
+          url,
+          guestId: guest.id,
+          expiresAt: new Date(now + DEFAULT_LINK_TTL_MS),
+          createdAt: new Date(now),
+          updatedAt: new Date(now),
+        })
+        // A taken alias must not abort the transaction: draw again instead.
+        .onConflictDoNothing({ target: [links.domain, links.alias] })
+        .returning()
+      if (row) return { row, session }
+      services.counters.aliasCollisions++
+    }
+    throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
+  })
+  await writeThrough(services, row, toCachedLink(row), { publish: true })
+  return { link: toLinkRecord(row, services), usage: guestUsage(session), notices: guestNotices(input) }
+}
+
+/** Does the alias exist (or is it reserved) on the domain? Default domain when none is given. */
+export async function aliasExists(services: Services, alias: string, domain?: string): Promise<boolean> {
+  const host = domain === undefined ? services.config.shortDomain : normalizeHost(domain)
+  if (host === services.config.shortDomain && isReservedAlias(alias)) return true
+  const [row] = await services.db
+    .select({ id: links.id })
+    .from(links)
+    .where(and(eq(links.domain, host), eq(links.alias, alias)))
+    .limit(1)
+  return row !== undefined
+}
+
+export async function findLink(services: Services, domain: string, alias: string): Promise<LinkRow | undefined> {
+  const [row] = await services.db
+    .select()
+    .from(links)
+    .where(and(eq(links.domain, normalizeHost(domain)), eq(links.alias, alias)))
+    .limit(1)
+  return row
+}

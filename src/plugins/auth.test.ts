@@ -1,0 +1,59 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { ApiError } from './errors'
+import { readBearer } from './auth'
+import { call, newGuestToken, show, testApi, type TestApp } from '../../test/support/api'
+
+function refusal(header: string | null): string {
+  try {
+    readBearer(header)
+    return 'accepted'
+  } catch (err) {
+    return err instanceof ApiError ? `${err.status} ${err.code}` : `unexpected ${String(err)}`
+  }
+}
+
+describe('readBearer', () => {
+  test('accepts "Bearer <token>" in any case of the scheme', () => {
+    const token = 'gt_' + 'a'.repeat(43)
+    expect(readBearer(`Bearer ${token}`)).toBe(token)
+    expect(readBearer(`bearer ${token}`)).toBe(token)
+    expect(readBearer(`BEARER   ${token} `)).toBe(token)
+  })
+
+  test('refuses missing, empty, other schemes, several tokens and malformed tokens with 401', () => {
+    const bad = [null, '', ' ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'gt_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(43)} extra`,
+      'Bearer gt_short', 'Bearer xx_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, 'Bearer ' + 'gt_' + 'a'.repeat(5000)]
+    for (const header of bad) expect(refusal(header), String(header)).toBe('401 UNAUTHORIZED')
+  })
+})
+
+describe('auth on routes', () => {
+  let app: TestApp
+  beforeAll(async () => {
+    app = (await testApi()).app
+  })
+
+  test('odd Authorization headers are 401 JSON, never 500', async () => {
+    const headers = ['Bearer', 'Bearer ', 'Bearer \u00e9\u00e8', 'Token abc', 'Bearer gt_\u00ff' + 'a'.repeat(40), 'Bearer ' + 'x'.repeat(8000), 'Bearer null', 'Bearer undefined']
+    for (const authorization of headers) {
+      const res = await call(app, 'GET', '/api/v1/account/status', { headers: { authorization } })
+      expect(res.status, `${authorization.slice(0, 30)}: ${show(res)}`).toBe(401)
+      expect(res.body, show(res)).toMatchObject({ success: false, error: 'UNAUTHORIZED' })
+      expect(typeof res.body.hint, show(res)).toBe('string')
+    }
+  })
+
+  test('a valid guest token is accepted and gets X-RateLimit headers', async () => {
+    const token = await newGuestToken(app)
+    const res = await call(app, 'GET', '/api/v1/account/status', { token })
+    expect(res.status, show(res)).toBe(200)
+    expect(res.headers.get('x-ratelimit-remaining'), show(res)).toBe('99')
+  })
+
+  test('a refused request is not counted against the token', async () => {
+    const token = await newGuestToken(app)
+    await call(app, 'GET', '/api/v1/account/status', { token: token + 'x' })
+    const res = await call(app, 'GET', '/api/v1/account/status', { token })
+    expect(res.body.data.usage.requests_made, show(res)).toBe(1)
+  })
+})

@@ -1,0 +1,82 @@
+// The one body parser: JSON only, bounded in size, every failure a 400/413 ApiError instead of whatever
+// the default parsers would do with a form, a huge upload or invalid UTF-8.
+// Bun.serve's own maxRequestBodySize (a server option, default 128 MiB) stays the outer bound; this one
+// is what a client of the API meets, with a JSON answer.
+import { Elysia } from 'elysia'
+import { ApiError } from './errors'
+
+/** A bulk request of 100 links at the longest field lengths is about 250 KiB; twice that is plenty. */
+export const MAX_BODY_BYTES = 512 * 1024
+
+const TOO_LARGE_HINT = `The request body must be at most ${MAX_BODY_BYTES} bytes.`
+
+/** application/json, application/*+json; parameters (charset) ignored. */
+export function isJsonContentType(contentType: string): boolean {
+  const type = contentType.split(';')[0]!.trim().toLowerCase()
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+/** Reads at most `max` bytes of the body; more than that is refused without reading the rest. */
+export async function readBodyCapped(request: Request, max: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array()
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > max) {
+      await reader.cancel().catch(() => {})
+      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
+    }
+    chunks.push(value)
+  }
+  const out = new Uint8Array(total)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return out
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** Parses a JSON object body; an empty body (or `null`) is `null`, which the route's schema refuses. */
+export async function parseJsonBody(request: Request, contentType: string): Promise<unknown> {
+  const bytes = await readBodyCapped(request, MAX_BODY_BYTES)
+  if (bytes.byteLength === 0) return null
+  if (contentType !== '' && !isJsonContentType(contentType)) {
+    throw new ApiError('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${contentType.slice(0, 100)} is not accepted; send application/json.`)
+  }
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw new ApiError('MALFORMED_JSON', 'The request body is not valid UTF-8.')
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    // Also catches a RangeError from absurdly deep nesting.
+    throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.')
+  }
+  // Every request body of this API is an object. Said here because Elysia's schema step would turn an
+  // array or a string into {} and report a missing field instead.
+  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+    throw new ApiError('VALIDATION_FAILED', `body: must be a JSON object, not ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`)
+  }
+  return value
+}
+
+export const body = new Elysia({ name: 'plugins.body' })
+  // Refuse an announced oversize body before reading a byte of it (onRequest hooks are always global).
+  .onRequest(({ request }) => {
+    const length = request.headers.get('content-length')
+    if (length !== null && /^\d+$/.test(length) && Number(length) > MAX_BODY_BYTES) {
+      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
+    }
+  })
+  .onParse({ as: 'global' }, ({ request, contentType }) => parseJsonBody(request, contentType ?? ''))

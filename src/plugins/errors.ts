@@ -1,0 +1,267 @@
+// One error type, one code→status table, one JSON shape (spec section 7 ErrorResponse). Services throw
+// ApiError; the global onError below turns it, and every error Elysia raises itself (validation, parse,
+// not found) or anything unexpected, into that shape. Nothing a client sends may end as a bare 500.
+import { Elysia, t } from 'elysia'
+
+/**
+ * Every error code the API answers with, and its HTTP status. Clients branch on `error`, people read
+ * `hint`. A new code goes here first.
+ */
+export const ERROR_STATUS = {
+  /** A body, query or header value does not match the route's schema; the hint names the field. */
+  VALIDATION_FAILED: 400,
+  /** The body is not valid JSON (or not UTF-8). */
+  MALFORMED_JSON: 400,
+  /** A body was sent with a Content-Type other than application/json. */
+  UNSUPPORTED_CONTENT_TYPE: 400,
+  /** The destination is not an absolute http(s) URL with a host, or is longer than 2048 characters. */
+  INVALID_URL: 400,
+  /** The destination points at this service's own short domain (a redirect loop or chain). */
+  URL_POINTS_TO_SHORT_DOMAIN: 400,
+  /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
+  UNAUTHORIZED: 401,
+  /** No such route (also: a known path with a method it does not serve). */
+  NOT_FOUND: 404,
+  /** No link with that (domain, alias). */
+  LINK_NOT_FOUND: 404,
+  /** The body is larger than MAX_BODY_BYTES. */
+  PAYLOAD_TOO_LARGE: 413,
+  /** Per-IP or per-credential rate limit; Retry-After says when to come back. */
+  RATE_LIMITED: 429,
+  /** The guest session has created max_links links. */
+  GUEST_LINK_LIMIT: 429,
+  /** The guest token has made max_requests authenticated requests. */
+  GUEST_REQUEST_LIMIT: 429,
+  /** A bug or an unexpected failure on our side; details are logged, never sent. */
+  INTERNAL_ERROR: 500,
+  /** A backing store (Postgres) does not answer. */
+  SERVICE_UNAVAILABLE: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+const DEFAULT_HINT: Record<ErrorCode, string> = {
+  VALIDATION_FAILED: 'The request does not match the documented schema; see /swagger.',
+  MALFORMED_JSON: 'The request body is not valid JSON.',
+  UNSUPPORTED_CONTENT_TYPE: 'Send the body as JSON with Content-Type: application/json.',
+  INVALID_URL: 'url must be an absolute http:// or https:// URL with a host, at most 2048 characters.',
+  URL_POINTS_TO_SHORT_DOMAIN: 'url must not point at this service\'s short domain.',
+  UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
+  NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
+  LINK_NOT_FOUND: 'No link with that alias on that domain.',
+  PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  RATE_LIMITED: 'Too many requests; retry after the number of seconds in the Retry-After header.',
+  GUEST_LINK_LIMIT: 'This guest session has used all its links; register to create more.',
+  GUEST_REQUEST_LIMIT: 'This guest token has used all its requests; register for an API key.',
+  INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',
+  SERVICE_UNAVAILABLE: 'A backing service is unavailable; retry shortly.',
+}
+
+export interface ApiErrorExtra {
+  limit?: number | null
+  remaining?: number | null
+  upgrade_url?: string
+  data?: Record<string, unknown>
+  meta?: Record<string, unknown>
+  /** Seconds for the Retry-After header (always set on a 429). */
+  retryAfter?: number
+  headers?: Record<string, string>
+}
+
+export class ApiError extends Error {
+  readonly status: number
+  readonly hint: string
+
+  constructor(
+    readonly code: ErrorCode,
+    hint?: string,
+    readonly extra: ApiErrorExtra = {},
+  ) {
+    super(code)
+    this.name = 'ApiError'
+    this.status = ERROR_STATUS[code]
+    this.hint = hint ?? DEFAULT_HINT[code]
+  }
+
+  toBody(): ErrorBody {
+    const { limit, remaining, upgrade_url, data, meta } = this.extra
+    return {
+      success: false,
+      error: this.code,
+      hint: this.hint,
+      ...(limit !== undefined && { limit }),
+      ...(remaining !== undefined && { remaining }),
+      ...(upgrade_url !== undefined && { upgrade_url }),
+      ...(data !== undefined && { data }),
+      meta: meta ?? {},
+    }
+  }
+
+  toResponse(inherited: Record<string, string> = {}): Response {
+    const headers: Record<string, string> = { ...inherited, ...this.extra.headers }
+    if (this.extra.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(this.extra.retryAfter)))
+    headers['content-type'] = 'application/json'
+    headers['cache-control'] = 'no-store'
+    return new Response(JSON.stringify(this.toBody()), { status: this.status, headers })
+  }
+}
+
+/**
+ * A JSON integer. Elysia's t.Integer also accepts numeric strings (meant for query strings) and documents
+ * itself as that union; this is a plain number that must be whole, shown as `type: integer` by docs.ts.
+ */
+export const Int = (options: Parameters<typeof t.Number>[0] = {}) => t.Number({ ...options, multipleOf: 1 })
+
+/** Free-form object (spec: "free-form"); written once so every such field documents alike. */
+export const FreeForm = (description?: string) => t.Object({}, { additionalProperties: true, description })
+
+/** Spec 2.2: every response's `meta`; additional properties allowed. */
+export const Meta = t.Object(
+  {
+    account_type: t.Optional(t.String({ examples: ['guest'] })),
+    hint: t.Optional(t.String()),
+    usage: t.Optional(FreeForm('Quota used and left for this credential')),
+    notices: t.Optional(t.Array(FreeForm(), { description: 'For a guest token: the request fields that were ignored' })),
+    limitations: t.Optional(t.Array(t.String())),
+    upgrade: t.Optional(FreeForm('How to lift the current limits')),
+  },
+  { additionalProperties: true, description: 'Usage, notices, limitations and upgrade hints; read it on every response' },
+)
+
+export const ErrorResponse = t.Object(
+  {
+    success: t.Boolean(),
+    error: t.String({ description: 'Stable UPPER_SNAKE error code', enum: Object.keys(ERROR_STATUS) }),
+    hint: t.Optional(t.String({ description: 'What to do about it, for people' })),
+    upgrade_url: t.Optional(t.String()),
+    remaining: t.Optional(t.Union([Int(), t.Null()])),
+    limit: t.Optional(t.Union([Int(), t.Null()])),
+    data: t.Optional(FreeForm()),
+    meta: t.Optional(Meta),
+  },
+  {
+    description: 'Every error has this shape',
+    examples: [
+      { success: false, error: 'VALIDATION_FAILED', hint: 'body.url: Expected string', meta: {} },
+      {
+        success: false,
+        error: 'GUEST_LINK_LIMIT',
+        hint: 'This guest session has used all its links; register to create more.',
+        limit: 10,
+        remaining: 0,
+        upgrade_url: 'https://api.example.com/api/v1/guest/register',
+        meta: { account_type: 'guest' },
+      },
+    ],
+  },
+)
+
+export type ErrorBody = typeof ErrorResponse.static
+
+/** How each Elysia-raised error maps onto our codes. Unknown → INTERNAL_ERROR (and logged). */
+export function toApiError(code: string | number, error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  switch (code) {
+    case 'PARSE': {
+      // Our body parser throws ApiError inside Elysia's parse step, which wraps it in a ParseError.
+      const cause = (error as { cause?: unknown })?.cause
+      if (cause instanceof ApiError) return cause
+      return new ApiError('MALFORMED_JSON')
+    }
+    case 'VALIDATION':
+      return validationError(error)
+    case 'NOT_FOUND':
+      return new ApiError('NOT_FOUND')
+    case 'INVALID_COOKIE_SIGNATURE':
+    case 'INVALID_FILE_TYPE':
+      return new ApiError('VALIDATION_FAILED')
+  }
+  return internalError(error)
+}
+
+interface ValidationLike {
+  type?: string
+  value?: unknown
+  all?: { path?: string; message?: string }[]
+}
+
+const MAX_REPORTED_ISSUES = 10
+/** Messages are TypeBox's generic ones ("Expected string"), never the rejected value; bounded anyway. */
+const MAX_MESSAGE_CHARS = 200
+
+function validationError(error: unknown): ApiError {
+  const v = error as ValidationLike
+  // A response that fails its own schema is our bug, not the client's.
+  if (v.type === 'response') return internalError(error)
+  const where = v.type ?? 'body'
+  let issues: { field: string; message: string }[] = []
+  try {
+    issues = (v.all ?? []).slice(0, MAX_REPORTED_ISSUES).map((issue) => ({
+      field: fieldName(where, issue.path),
+      message:
+        issue.path && valueAt(v.value, issue.path) === undefined
+          ? 'is required'
+          : (issue.message || 'invalid value').slice(0, MAX_MESSAGE_CHARS),
+    }))
+  } catch {
+    // `all` is computed lazily from the schema; never let reporting an error raise another.
+  }
+  const first = issues[0]
+  const notAnObject = where === 'body' && (typeof v.value !== 'object' || v.value === null || Array.isArray(v.value))
+  const hint = notAnObject
+    ? 'body: must be a JSON object (see /swagger for its fields)'
+    : first
+      ? `${first.field}: ${first.message}`
+      : `The ${where} does not match the documented schema; see /swagger.`
+  return new ApiError('VALIDATION_FAILED', hint, { data: { errors: issues } })
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let value = root
+  for (const key of pointer.split('/').slice(1)) {
+    if (typeof value !== 'object' || value === null) return undefined
+    value = (value as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')]
+  }
+  return value
+}
+
+/** JSON-pointer path ("/url") → "body.url"; the whole value → "body". */
+function fieldName(where: string, path: string | undefined): string {
+  if (!path || path === '/') return where
+  return `${where}.${path.slice(1).split('/').join('.')}`
+}
+
+/** Counts unexpected errors; logged once each, without the request (which may carry a token). */
+export const errorCounters = { internal: 0 }
+
+function internalError(error: unknown): ApiError {
+  errorCounters.internal++
+  console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : String(error))
+  return new ApiError('INTERNAL_ERROR')
+}
+
+function stringHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (typeof value === 'string' || typeof value === 'number') out[name] = String(value)
+  }
+  return out
+}
+
+/**
+ * Global error mapping plus the shared models. Headers already set on the request (X-RateLimit-*)
+ * survive into the error response; Elysia's own content-type does not.
+ */
+export const errors = new Elysia({ name: 'plugins.errors' })
+  .model({ ErrorResponse })
+  .onError({ as: 'global' }, ({ code, error, set }) => {
+    const apiError = toApiError(code, error)
+    const inherited = stringHeaders(set.headers as Record<string, unknown>)
+    delete inherited['content-type']
+    return apiError.toResponse(inherited)
+  })
+
+/** The error responses a route lists in Swagger, by status. */
+export function errorResponses<const S extends 400 | 401 | 403 | 404 | 409 | 413 | 429 | 503>(...statuses: S[]) {
+  return Object.fromEntries(statuses.map((s) => [s, 'ErrorResponse'])) as { [K in S]: 'ErrorResponse' }
+}

@@ -1,0 +1,50 @@
+// What the API is built from. createApi(deps) turns ApiDeps into Services once; every module and plugin
+// takes Services and passes plain values on to its service functions (never the Elysia Context).
+import type { Kv, Limiter } from './adapters/ports'
+import type { Config } from './core/config'
+import type { Db } from './db/client'
+
+export interface ApiDeps {
+  config: Config
+  db: Db
+  kv: Kv
+  limiter: Limiter
+  /** Clock in unix milliseconds; tests move it to expire tokens. */
+  now?: () => number
+  /**
+   * The client address of a request, for a caller that serves the app through its own Bun.serve and
+   * app.handle() (where Elysia has no server): `(request) => server.requestIP(request)?.address`.
+   * Not needed with app.listen(); a configured TRUSTED_IP_HEADER takes precedence over both.
+   */
+  requestIP?: (request: Request) => string | null | undefined
+}
+
+/** Process counters instead of per-request logs: read by a metrics endpoint or a test. */
+export interface Counters {
+  /** Link write-throughs to the cache that failed (the link is committed; the redirector falls back). */
+  cacheWriteFailures: number
+  /** Generated aliases that were already taken and drawn again. */
+  aliasCollisions: number
+}
+
+export interface Services {
+  config: Config
+  db: Db
+  kv: Kv
+  limiter: Limiter
+  now: () => number
+  requestIP: ((request: Request) => string | null | undefined) | undefined
+  counters: Counters
+}
+
+export function createServices(deps: ApiDeps): Services {
+  return {
+    config: deps.config,
+    db: deps.db,
+    kv: deps.kv,
+    limiter: deps.limiter,
+    now: deps.now ?? Date.now,
+    requestIP: deps.requestIP,
+    counters: { cacheWriteFailures: 0, aliasCollisions: 0 },
+  }
+}

@@ -1,0 +1,95 @@
+// The management API under test: one database and one pair of adapters per test process (PGlite in
+// memory and in-process adapters by default; real Postgres and Redis when DATABASE_URL / REDIS_URL are
+// set, as in CI's second pass). Tests never truncate: each makes its own tokens, IPs and links.
+import { openAdapters, type Adapters } from '../../src/adapters'
+import { createApi, type ApiDeps } from '../../src/app'
+import { parseConfig, type Config } from '../../src/core/config'
+import { openDatabase, type Database } from '../../src/db/client'
+
+/** The header tests use to choose their client IP (config.clientIpHeader). */
+export const TEST_IP_HEADER = 'x-test-client-ip'
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef'
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return parseConfig({
+    SHORT_DOMAIN: 'sho.rt',
+    SHORT_BASE_URL: 'https://sho.rt',
+    PUBLIC_API_URL: 'https://api.sho.rt',
+    TRUSTED_IP_HEADER: TEST_IP_HEADER,
+    INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+    IP_HASH_SECRET: 'test-ip-hash-secret-0123456789abcdef',
+    ...env,
+  })
+}
+
+let engines: Promise<{ database: Database; adapters: Adapters }> | null = null
+
+/** Opened once per process (PGlite takes seconds to start) and left to the process exit. */
+export function testEngines(): Promise<{ database: Database; adapters: Adapters }> {
+  engines ??= (async () => {
+    const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: ':memory:' })
+    await database.migrate()
+    const adapters = await openAdapters({ redisUrl: process.env.REDIS_URL })
+    return { database, adapters }
+  })()
+  return engines
+}
+
+export async function testApi(overrides: Partial<ApiDeps> = {}) {
+  const { database, adapters } = await testEngines()
+  const deps: ApiDeps = { config: testConfig(), db: database.db, kv: adapters.kv, limiter: adapters.limiter, ...overrides }
+  return { app: createApi(deps), deps, database, adapters }
+}
+
+export type TestApp = { handle(request: Request): Promise<Response> }
+
+/** An IP no other test (or earlier run against the same Redis) has used. */
+export function uniqueIp(): string {
+  return `test-${crypto.randomUUID()}`
+}
+
+export interface CallOptions {
+  token?: string
+  /** Sent as JSON unless it is already a string (sent as is). */
+  body?: unknown
+  headers?: Record<string, string>
+  ip?: string
+}
+
+export interface CallResult {
+  status: number
+  headers: Headers
+  text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any
+}
+
+export async function call(app: TestApp, method: string, path: string, opts: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { [TEST_IP_HEADER]: opts.ip ?? uniqueIp(), ...opts.headers }
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`
+  let body: string | undefined
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+  const text = await response.text()
+  let parsed: unknown = undefined
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // not JSON: left undefined, the test looks at `text`
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed }
+}
+
+/** A short description of a response for assertion messages. */
+export function show(result: CallResult): string {
+  return `${result.status} ${result.text.slice(0, 600)}`
+}
+
+export async function newGuestToken(app: TestApp): Promise<string> {
+  const result = await call(app, 'POST', '/api/v1/guest/token')
+  if (result.status !== 200) throw new Error(`guest token: ${show(result)}`)
+  return result.body.data.guest_token as string
+}

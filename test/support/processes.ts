@@ -1,0 +1,98 @@
+// Starts the product's real entry points as child processes for end-to-end tests, on free loopback
+// ports, and stops them at the end. Output is kept (bounded) for failure messages.
+import type { Subprocess } from 'bun'
+import { resolve } from 'node:path'
+
+const root = resolve(import.meta.dir, '../..')
+const KEEP_OUTPUT = 8192
+
+export interface Child {
+  url: string
+  proc: Subprocess
+  output(): string
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>
+}
+
+export async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = server.port!
+  server.stop(true)
+  return port
+}
+
+export const TEST_SECRETS = {
+  INTERNAL_SECRET: 'e2e-internal-secret-0123456789abcdefghij',
+  IP_HASH_SECRET: 'e2e-ip-hash-secret-0123456789abcdefghijk',
+}
+
+/** Spawns `bun <entry>` with the given environment (and nothing inherited but PATH/HOME). */
+export async function startEntry(entry: string, env: Record<string, string>, port: number, healthPath = '/health'): Promise<Child> {
+  const proc = Bun.spawn([process.execPath, resolve(root, entry)], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let text = ''
+  for (const stream of [proc.stdout, proc.stderr]) {
+    void (async () => {
+      for await (const chunk of stream) text = (text + new TextDecoder().decode(chunk)).slice(-KEEP_OUTPUT)
+    })()
+  }
+  const url = `http://127.0.0.1:${port}`
+  const child: Child = {
+    url,
+    proc,
+    output: () => text,
+    async stop(signal = 'SIGTERM', graceMs = 15_000) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode
+      proc.kill(signal)
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
+      await proc.exited
+      clearTimeout(timer)
+      return proc.exitCode
+    },
+  }
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${entry} exited with ${proc.exitCode}:\n${text}`)
+    try {
+      if ((await fetch(url + healthPath, { signal: AbortSignal.timeout(1000) })).ok) return child
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await child.stop('SIGKILL')
+      throw new Error(`${entry} not healthy within 30 s:\n${text}`)
+    }
+    await Bun.sleep(100)
+  }
+}
+
+/** A Redis server of the test's own (so the test may stop it), when the redis-server binary exists. */
+export async function startOwnRedis(dir: string): Promise<{ url: string; stop(): Promise<void> } | null> {
+  const binary = Bun.which('redis-server')
+  if (!binary) return null
+  const port = await freePort()
+  const proc = Bun.spawn([binary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const deadline = Date.now() + 10_000
+  while (Date.now() < deadline) {
+    try {
+      const socket = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
+      socket.end()
+      break
+    } catch {
+      await Bun.sleep(50)
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      proc.kill('SIGKILL')
+      await proc.exited
+    },
+  }
+}
