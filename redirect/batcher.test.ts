@@ -2,9 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ClickEvent, ClickRow } from '../src/core/clicks'
+import type { ClickEvent } from '../src/core/clicks'
 import { countClicks, testClickHouse } from '../test/support/clickhouse'
-import { ClickBatcher, type ClickSink, type FlushLabel } from './batcher'
+import { ClickBatcher, type ClickSink, type EncodedBatch, type FlushLabel } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 
 const secret = 'test-ip-hash-secret-0123456789abcdef'
@@ -24,11 +24,11 @@ function options(overrides: Partial<ConstructorParameters<typeof ClickBatcher>[1
 function flakySink(real: ClickSink) {
   const state = { down: false, loseAnswers: 0, tokens: [] as string[], labels: [] as FlushLabel[] }
   const sink: ClickSink = {
-    async insert(rows: ClickRow[], token: string, label: FlushLabel) {
+    async insert(batch: EncodedBatch, token: string, label: FlushLabel) {
       state.tokens.push(token)
       state.labels.push(label)
       if (state.down) throw new Error('ClickHouse unreachable')
-      await real.insert(rows, token, label)
+      await real.insert(batch, token, label)
       // The insert happened, but the client never hears so: it must retry with the same token.
       if (state.loseAnswers-- > 0) throw new Error('socket hang up')
     },
@@ -122,5 +122,17 @@ describe('click batcher', () => {
     expect(rows[0]!.ip_hash).toMatch(/^[0-9a-f]{32}$/)
     expect(rows[0]!.ip_hash).not.toContain('10.0.0.1')
     expect(rows[0]!.country).toBe('DE')
+  })
+
+  test('header values with tabs, newlines and backslashes are stored exactly as sent', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
+    const referrer = 'https://a.example/?q=tab\there\nline\\back\r'
+    const userAgent = 'UA\t"quoted" \\N \u00e9\u4e2d'
+    batcher.push({ ...click(linkId, 1), referrer, userAgent, country: 'd\te' })
+    await batcher.drain(2000)
+    const result = await client.query({ query: 'SELECT referrer, user_agent, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+    expect(await result.json()).toEqual([{ referrer, user_agent: userAgent, country: '' }])
   })
 })

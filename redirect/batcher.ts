@@ -1,7 +1,9 @@
 // Click batching between the redirect hot path and ClickHouse.
 //
-// push() is synchronous and never waits. Rows collect in a buffer that is frozen into a batch when it
+// push() is synchronous and never waits. Events collect in a buffer that is frozen into a batch when it
 // reaches batchSize ("size"), when the flush interval ticks ("interval") or at shutdown ("shutdown").
+// A frozen batch is encoded to TabSeparated rows in small slices between which the event loop serves
+// requests, so encoding a large batch never stalls redirects.
 // A frozen batch gets its own dedup token before its first insert attempt, and keeps it through every
 // retry and across restarts (it is written to the spool with it), so a retry after a lost response is
 // dropped by ClickHouse instead of doubling the clicks. While ClickHouse is unreachable batches wait in
@@ -9,12 +11,18 @@
 // once ClickHouse is back. Nothing is dropped.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { toClickRow, type ClickEvent, type ClickRow } from '../src/core/clicks'
+import { ClickEncoder, type ClickEvent } from '../src/core/clicks'
 
 export type FlushLabel = 'size' | 'interval' | 'shutdown'
 
+/** A batch ready to write: `tsv` holds `rows` TabSeparated rows in CLICK_COLUMNS order. */
+export interface EncodedBatch {
+  tsv: string
+  rows: number
+}
+
 export interface ClickSink {
-  insert(rows: ClickRow[], dedupToken: string, label: FlushLabel): Promise<void>
+  insert(batch: EncodedBatch, dedupToken: string, label: FlushLabel): Promise<void>
 }
 
 export interface BatcherOptions {
@@ -26,15 +34,19 @@ export interface BatcherOptions {
   /** First retry delay after a failed insert; doubles up to maxRetryDelayMs. */
   retryDelayMs?: number
   maxRetryDelayMs?: number
+  /** Told when ClickHouse stops taking batches and when it takes them again; never per click. */
+  log?: (line: string) => void
 }
 
-interface Batch {
+interface Batch extends EncodedBatch {
   token: string
   label: FlushLabel
-  rows: ClickRow[]
   /** Set when the batch lives in the spool rather than in memory. */
   file?: string
 }
+
+/** Events encoded per slice before yielding to the event loop: about a millisecond of work. */
+const ENCODE_SLICE = 1000
 
 export interface BatcherStats {
   pushed: number
@@ -49,6 +61,10 @@ export interface BatcherStats {
 
 export class ClickBatcher {
   private buffer: ClickEvent[] = []
+  private readonly encoder: ClickEncoder
+  /** Frozen batches still being encoded, in order. */
+  private encoding: Promise<void> = Promise.resolve()
+  private encodingRows = 0
   private readonly memory: Batch[] = []
   private memoryRows = 0
   private spool: string[] = []
@@ -58,6 +74,7 @@ export class ClickBatcher {
   private stopping = false
   private retryDelay: number
   private wake: (() => void) | null = null
+  private failing = false
   private readonly stats: Omit<BatcherStats, 'pendingRows' | 'spooledFiles'> = {
     pushed: 0, written: 0, batchesWritten: 0, failedAttempts: 0, spooledBatches: 0,
     flushes: { size: 0, interval: 0, shutdown: 0 },
@@ -65,6 +82,7 @@ export class ClickBatcher {
 
   constructor(private readonly sink: ClickSink, private readonly options: BatcherOptions) {
     this.retryDelay = options.retryDelayMs ?? 100
+    this.encoder = new ClickEncoder(options.ipHashSecret)
     mkdirSync(options.spoolDir, { recursive: true })
     // Batches spooled by an earlier run (ClickHouse down at shutdown, or a crash while spooling) go first.
     this.spool = readdirSync(options.spoolDir).filter((f) => f.endsWith('.json')).sort().map((f) => join(options.spoolDir, f))
@@ -84,7 +102,7 @@ export class ClickBatcher {
   }
 
   snapshot(): BatcherStats {
-    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows: this.buffer.length + this.memoryRows, spooledFiles: this.spool.length }
+    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows: this.buffer.length + this.encodingRows + this.memoryRows, spooledFiles: this.spool.length }
   }
 
   /**
@@ -95,6 +113,7 @@ export class ClickBatcher {
     if (this.timer) clearInterval(this.timer)
     this.timer = null
     this.freeze('shutdown')
+    await this.encoding
     this.stopping = true
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout'))
     this.wake?.()
@@ -110,14 +129,26 @@ export class ClickBatcher {
     if (this.buffer.length === 0) return
     const events = this.buffer
     this.buffer = []
-    const secret = this.options.ipHashSecret
-    const batch: Batch = { token: `clk-${crypto.randomUUID()}`, label, rows: events.map((e) => toClickRow(e, secret)) }
     this.stats.flushes[label]++
-    if (this.memoryRows + batch.rows.length > this.options.maxPendingRows) {
+    const token = `clk-${crypto.randomUUID()}`
+    this.encodingRows += events.length
+    this.encoding = this.encoding.then(() => this.encode(events, token, label))
+  }
+
+  private async encode(events: ClickEvent[], token: string, label: FlushLabel): Promise<void> {
+    let tsv = ''
+    for (let start = 0; start < events.length; start += ENCODE_SLICE) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve))
+      const end = Math.min(start + ENCODE_SLICE, events.length)
+      for (let i = start; i < end; i++) tsv += this.encoder.encode(events[i]!)
+    }
+    this.encodingRows -= events.length
+    const batch: Batch = { token, label, tsv, rows: events.length }
+    if (this.memoryRows + batch.rows > this.options.maxPendingRows) {
       this.writeSpool(batch)
     } else {
       this.memory.push(batch)
-      this.memoryRows += batch.rows.length
+      this.memoryRows += batch.rows
     }
     this.kick()
   }
@@ -127,7 +158,7 @@ export class ClickBatcher {
     // a half-written batch under a name the loader would read.
     const name = `${Date.now().toString().padStart(15, '0')}-${batch.token}.json`
     const file = join(this.options.spoolDir, name)
-    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows }))
+    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, tsv: batch.tsv }))
     renameSync(`${file}.tmp`, file)
     this.spool.push(file)
     this.stats.spooledBatches++
@@ -169,16 +200,24 @@ export class ClickBatcher {
       const batch = this.next()
       if (!batch) break
       try {
-        await this.sink.insert(batch.rows, batch.token, batch.label)
-      } catch {
+        await this.sink.insert(batch, batch.token, batch.label)
+      } catch (error) {
         this.stats.failedAttempts++
+        if (!this.failing) {
+          this.failing = true
+          this.options.log?.(`clicks: ClickHouse insert failed (${error instanceof Error ? error.message : error}); batches wait in memory, then in ${this.options.spoolDir}`)
+        }
         if (this.stopping) break // drain() spools what is left
         await this.sleep(this.retryDelay)
         this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 5000)
         continue
       }
       this.retryDelay = this.options.retryDelayMs ?? 100
-      this.stats.written += batch.rows.length
+      if (this.failing) {
+        this.failing = false
+        this.options.log?.('clicks: ClickHouse takes batches again')
+      }
+      this.stats.written += batch.rows
       this.stats.batchesWritten++
       this.forget(batch)
     }
@@ -195,7 +234,7 @@ export class ClickBatcher {
     const at = this.memory.indexOf(batch)
     if (at >= 0) {
       this.memory.splice(at, 1)
-      this.memoryRows -= batch.rows.length
+      this.memoryRows -= batch.rows
     }
   }
 

@@ -1,15 +1,17 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { CLICKS_TABLE } from '../src/core/clicks'
+import { Readable } from 'node:stream'
+import { CLICK_COLUMNS, CLICKS_TABLE } from '../src/core/clicks'
 import type { ClickSink } from './batcher'
 
 /** Writes a frozen batch with its dedup token, so a retried batch is stored once. */
 export function clickhouseSink(client: ClickHouseClient): ClickSink {
   return {
-    async insert(rows, dedupToken, label) {
+    async insert(batch, dedupToken, label) {
       await client.insert({
         table: CLICKS_TABLE,
-        values: rows,
-        format: 'JSONEachRow',
+        columns: [...CLICK_COLUMNS],
+        values: Readable.from([batch.tsv], { objectMode: false }),
+        format: 'TabSeparated',
         clickhouse_settings: {
           insert_deduplicate: 1,
           insert_deduplication_token: dedupToken,

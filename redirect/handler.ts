@@ -1,14 +1,17 @@
 // The redirect, as a function of small guards: parse → load → check → respond (and record).
 // Each guard is short and testable with `new Request(...)`.
-import { ALIAS_PATTERN, linkCacheKey, linkState, type CachedLink } from '../src/core/link-cache'
-import type { ClickEvent } from '../src/core/clicks'
+import { ALIAS_PATTERN, linkState, type CachedLink } from '../src/core/link-cache'
 import { expiredPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
+import type { ClickEvent } from '../src/core/clicks'
 import type { LinkResolver } from './resolver'
 
 export interface RedirectDeps {
   resolver: LinkResolver
+  /** Takes the click of a counted redirect; must not wait (the batcher's push). */
   record: (click: ClickEvent) => void
   shortDomain: string
+  /** linkCacheKey(shortDomain, ''), computed once: the key of an alias is this plus the alias. */
+  keyPrefix: string
   countryHeader?: string
   clientIpHeader?: string
   now?: () => number
@@ -47,14 +50,13 @@ function clientIp(request: Request, peer: PeerInfo | undefined, header: string |
   return peer?.requestIP(request)?.address ?? ''
 }
 
-function respond(link: CachedLink | null, request: Request, alias: string, deps: RedirectDeps, peer: PeerInfo | undefined): Response {
+function respond(link: CachedLink | null, request: Request, counted: boolean, alias: string, now: number, deps: RedirectDeps, peer: PeerInfo | undefined): Response {
   if (!link) return notFoundPage()
-  const now = deps.now?.() ?? Date.now()
   const state = linkState(link, now)
   if (state === 'expired') return expiredPage()
   if (state === 'not_yet_active') return notFoundPage()
   if (link.pw) return passwordPage()
-  if (request.method === 'GET') {
+  if (counted) {
     const headers = request.headers
     deps.record({
       clickId: `${clickPrefix}${(clickCounter++).toString(36)}`,
@@ -72,16 +74,19 @@ function respond(link: CachedLink | null, request: Request, alias: string, deps:
 }
 
 export function handleRedirect(request: Request, deps: RedirectDeps, peer?: PeerInfo): Response | Promise<Response> {
-  if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowedPage()
+  const method = request.method
+  if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedPage()
+  const counted = method === 'GET' // HEAD redirects without counting
   const alias = parseAlias(request.url)
   if (alias === null) return notFoundPage()
   if (alias === 'health' && deps.health) return deps.health()
   // Custom domains arrive with managed links; until then every host serves the default domain.
-  const key = linkCacheKey(deps.shortDomain, alias)
-  const cached = deps.resolver.peek(key, deps.now?.() ?? Date.now())
-  if (cached !== undefined) return respond(cached, request, alias, deps, peer)
+  const key = deps.keyPrefix + alias
+  const now = deps.now?.() ?? Date.now()
+  const cached = deps.resolver.peek(key, now)
+  if (cached !== undefined) return respond(cached, request, counted, alias, now, deps, peer)
   return deps.resolver.load(key, deps.shortDomain, alias).then(
-    (link) => respond(link, request, alias, deps, peer),
+    (link) => respond(link, request, counted, alias, now, deps, peer),
     () => unavailablePage(),
   )
 }

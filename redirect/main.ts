@@ -1,7 +1,7 @@
 // The redirector as its own process: Redis for links, the API's resolve endpoint on a miss, a
 // ClickHouse server for clicks. It never opens Postgres and loads no embedded engine.
-import { createClient } from '@clickhouse/client'
 import { ConfigError, parseConfig } from '../src/core/config'
+import { createClient, ClickHouseLogLevel } from '@clickhouse/client'
 import { clickhouseSink } from './clickhouse-sink'
 import { createRedirector } from './server'
 import { httpResolve, redisLinkSource } from './source'
@@ -21,12 +21,14 @@ try {
   process.exit(1)
 }
 
-const clickhouse = createClient({ url: config.clickhouseUrl, request_timeout: 10_000 })
+// The batcher reports ClickHouse outages itself (once, and on recovery); the client stays quiet.
+const clickhouse = createClient({ url: config.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } })
 const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
 const redirector = await createRedirector(config, {
   source,
   resolve: httpResolve(config.apiInternalUrl, config.internalSecret, config.cache.resolveTimeoutMs),
   sink: clickhouseSink(clickhouse),
+  log: console.log,
 })
 
 const server = Bun.serve({

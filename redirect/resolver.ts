@@ -1,7 +1,7 @@
-// L1 → shared cache → API. The L1 is a small LRU whose entries live a few seconds at most, so a missed
+// L1 → shared cache → API. The L1 is a small bounded map whose entries live a few seconds at most, so a missed
 // invalidation heals by itself; it is cleared whenever the invalidation subscription reconnects.
 // Concurrent misses for one key share one load; "not found" is remembered briefly.
-import { Lru } from '../src/core/lru'
+import { TtlCache } from '../src/core/ttl-cache'
 import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../src/core/link-cache'
 import type { LinkSource, Resolve } from './source'
 
@@ -21,7 +21,7 @@ export interface ResolverCounters {
 }
 
 export class LinkResolver {
-  private readonly l1: Lru<CachedLink | null>
+  private readonly l1: TtlCache<CachedLink | null>
   private readonly inflight = new Map<string, Promise<CachedLink | null>>()
   /** Bumped by every invalidation: a load that started before one must not fill the L1 with what it read. */
   private generation = 0
@@ -33,7 +33,7 @@ export class LinkResolver {
     private readonly resolve: Resolve,
     private readonly options: ResolverOptions,
   ) {
-    this.l1 = new Lru(options.l1MaxEntries)
+    this.l1 = new TtlCache(options.l1MaxEntries)
   }
 
   /** Starts listening for invalidations. Without it the L1 still expires entries after l1TtlMs. */

@@ -33,6 +33,7 @@ const redirector = await createRedirector(config, {
     return link
   },
   sink: clickhouseSink(runtime.clickhouse),
+  log: console.log,
 })
 
 /** First path segments that belong to the API; everything else is a short link. */

@@ -1,13 +1,14 @@
 // One ClickHouse client for both engines: over HTTP to a server when CLICKHOUSE_URL is set, else over
 // chDB (the real ClickHouse engine, in-process) under DATA_DIR. Same SQL, same client code.
-import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../core/config'
 
 export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'dataDir'>): Promise<ClickHouseClient> {
   if (config.clickhouseUrl) {
-    return createClient({ url: config.clickhouseUrl, request_timeout: 10_000 })
+    // Failures reach the caller as errors; the client's own log would repeat each one.
+    return createClient({ url: config.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } })
   }
   // Imported lazily so the production images, which carry no embedded engine, never load it.
   const { createChdbConnection } = await import('chdb/connection')

@@ -21,7 +21,8 @@ export async function resolveLink(services: Services, domain: string, alias: str
   const row = await findLink(services, domain, alias)
   if (!row) throw new ApiError('LINK_NOT_FOUND')
   const record = toCachedLink(row)
-  // No publish: nothing changed, only the cache was cold.
-  await writeThrough(services, row, record, { publish: false })
+  // No publish: nothing changed, only the cache was cold. Not awaited: with Redis down the refill would
+  // spend its timeout on the redirector's miss path, and the answer does not depend on it.
+  void writeThrough(services, row, record, { publish: false })
   return record
 }

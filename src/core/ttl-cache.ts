@@ -1,7 +1,8 @@
-// A small LRU with per-entry expiry, built on Map's insertion order: a hit re-inserts the key so the
-// oldest entry is always first. The redirector's L1: bounded in entries and in age.
+// The redirector's L1: a Map bounded in entries and in age. A hit does not reorder (no LRU
+// bookkeeping on the hot path); when full, the oldest insertion goes first. Entries live seconds, so
+// recency matters little next to the cost of touching the Map twice per hit.
 
-export class Lru<V> {
+export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>()
 
   constructor(private readonly maxEntries: number) {}
@@ -13,8 +14,6 @@ export class Lru<V> {
       this.entries.delete(key)
       return undefined
     }
-    this.entries.delete(key)
-    this.entries.set(key, entry)
     return entry.value
   }
 
