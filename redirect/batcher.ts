@@ -31,7 +31,8 @@ export interface BatcherOptions {
   maxPendingRows: number
   spoolDir: string
   ipHashSecret: string
-  /** First retry delay after a failed insert; doubles up to maxRetryDelayMs. */
+  /** First retry delay after a failed insert; doubles up to maxRetryDelayMs (default 1 s, so the backlog
+   * starts flowing within a second of ClickHouse returning). */
   retryDelayMs?: number
   maxRetryDelayMs?: number
   /** Told when ClickHouse stops taking batches and when it takes them again; never per click. */
@@ -209,7 +210,7 @@ export class ClickBatcher {
         }
         if (this.stopping) break // drain() spools what is left
         await this.sleep(this.retryDelay)
-        this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 5000)
+        this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 1000)
         continue
       }
       this.retryDelay = this.options.retryDelayMs ?? 100

@@ -37,13 +37,19 @@ export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
       const sub = new Redis(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null })
       subscriber = sub
       sub.on('error', () => {})
-      let connectedBefore = false
+      // Reset once when the connection drops (invalidations may be missed from then on) and once when it
+      // is back (some were missed), not on every failed reconnect attempt in between: a reset empties the L1.
+      let everReady = false
+      let connected = false
       sub.on('ready', () => {
-        if (connectedBefore) onReset?.()
-        connectedBefore = true
+        if (everReady) onReset?.()
+        everReady = true
+        connected = true
       })
       sub.on('close', () => {
-        if (connectedBefore) onReset?.()
+        if (!connected) return
+        connected = false
+        onReset?.()
       })
       sub.on('message', (_channel: string, message: string) => onMessage(message))
       await sub.subscribe(channel)
