@@ -15,9 +15,12 @@ import { ClickEncoder, type ClickEvent } from '../src/core/clicks'
 
 export type FlushLabel = 'size' | 'interval' | 'shutdown'
 
-/** A batch ready to write: `tsv` holds `rows` TabSeparated rows in CLICK_COLUMNS order. */
+/**
+ * A batch ready to write: `rows` TabSeparated rows in CLICK_COLUMNS order, in chunks of at most
+ * ENCODE_SLICE rows, so the insert streams them without one large write stalling the event loop.
+ */
 export interface EncodedBatch {
-  tsv: string
+  chunks: string[]
   rows: number
 }
 
@@ -137,14 +140,16 @@ export class ClickBatcher {
   }
 
   private async encode(events: ClickEvent[], token: string, label: FlushLabel): Promise<void> {
-    let tsv = ''
+    const chunks: string[] = []
     for (let start = 0; start < events.length; start += ENCODE_SLICE) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve))
       const end = Math.min(start + ENCODE_SLICE, events.length)
-      for (let i = start; i < end; i++) tsv += this.encoder.encode(events[i]!)
+      let chunk = ''
+      for (let i = start; i < end; i++) chunk += this.encoder.encode(events[i]!)
+      chunks.push(chunk)
     }
     this.encodingRows -= events.length
-    const batch: Batch = { token, label, tsv, rows: events.length }
+    const batch: Batch = { token, label, chunks, rows: events.length }
     if (this.memoryRows + batch.rows > this.options.maxPendingRows) {
       this.writeSpool(batch)
     } else {
@@ -159,7 +164,7 @@ export class ClickBatcher {
     // a half-written batch under a name the loader would read.
     const name = `${Date.now().toString().padStart(15, '0')}-${batch.token}.json`
     const file = join(this.options.spoolDir, name)
-    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, tsv: batch.tsv }))
+    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, chunks: batch.chunks }))
     renameSync(`${file}.tmp`, file)
     this.spool.push(file)
     this.stats.spooledBatches++

@@ -10,7 +10,8 @@ export function clickhouseSink(client: ClickHouseClient): ClickSink {
       await client.insert({
         table: CLICKS_TABLE,
         columns: [...CLICK_COLUMNS],
-        values: Readable.from([batch.tsv], { objectMode: false }),
+        // One chunk per stream read: the event loop serves requests between them.
+        values: Readable.from(batch.chunks, { objectMode: false }),
         format: 'TabSeparated',
         clickhouse_settings: {
           insert_deduplicate: 1,

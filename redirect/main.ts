@@ -1,8 +1,7 @@
 // The redirector as its own process: Redis for links, the API's resolve endpoint on a miss, a
 // ClickHouse server for clicks. It never opens Postgres and loads no embedded engine.
 import { ConfigError, parseConfig } from '../src/core/config'
-import { createClient, ClickHouseLogLevel } from '@clickhouse/client'
-import { clickhouseSink } from './clickhouse-sink'
+import { workerRecorder } from './recorder'
 import { createRedirector } from './server'
 import { httpResolve, redisLinkSource } from './source'
 
@@ -21,14 +20,13 @@ try {
   process.exit(1)
 }
 
-// The batcher reports ClickHouse outages itself (once, and on recovery); the client stays quiet.
-const clickhouse = createClient({ url: config.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } })
+// Clicks are batched and written to ClickHouse by a worker thread, off the thread serving redirects.
+const recorder = await workerRecorder(config.clickhouseUrl, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
 const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
 const redirector = await createRedirector(config, {
   source,
   resolve: httpResolve(config.apiInternalUrl, config.internalSecret, config.cache.resolveTimeoutMs),
-  sink: clickhouseSink(clickhouse),
-  log: console.log,
+  recorder,
 })
 
 const server = Bun.serve({
@@ -45,10 +43,9 @@ async function shutdown(signal: string) {
   console.log(`redirector: ${signal}, draining clicks`)
   server.stop()
   await redirector.stop()
-  const stats = redirector.batcher.snapshot()
+  const stats = redirector.recorder.stats()
   console.log(`redirector: drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
   await source.close?.()
-  await clickhouse.close()
   process.exit(0)
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -2,8 +2,8 @@
 // src/main.ts (the embedded default, one process with the API).
 import type { Config } from '../src/core/config'
 import { linkCacheKey } from '../src/core/link-cache'
-import { ClickBatcher, type ClickSink } from './batcher'
 import { handleRedirect, type PeerInfo } from './handler'
+import type { ClickRecorder } from './recorder'
 import { LinkResolver } from './resolver'
 import type { LinkSource, Resolve } from './source'
 
@@ -13,19 +13,19 @@ export interface Redirector {
   /** Stops listening for invalidations and drains the clicks (spooling what ClickHouse does not take in time). */
   stop(drainTimeoutMs?: number): Promise<void>
   resolver: LinkResolver
-  batcher: ClickBatcher
+  recorder: ClickRecorder
 }
 
-export async function createRedirector(config: Config, parts: { source: LinkSource; resolve: Resolve; sink: ClickSink; log?: (line: string) => void }): Promise<Redirector> {
+export async function createRedirector(config: Config, parts: { source: LinkSource; resolve: Resolve; recorder: ClickRecorder }): Promise<Redirector> {
+  const { recorder } = parts
   const resolver = new LinkResolver(parts.source, parts.resolve, config.cache)
   await resolver.listen()
-  const batcher = new ClickBatcher(parts.sink, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: parts.log }).start()
   // Counters instead of per-request logs: what a person or a probe needs to see the hot path's health.
-  const health = () => Response.json({ status: 'ok', clicks: batcher.snapshot(), cache: resolver.counters })
+  const health = () => Response.json({ status: 'ok', clicks: recorder.stats(), cache: resolver.counters })
   const deps = {
     health,
     resolver,
-    record: batcher.push.bind(batcher),
+    record: recorder.record,
     shortDomain: config.shortDomain,
     keyPrefix: linkCacheKey(config.shortDomain, ''),
     countryHeader: config.countryHeader,
@@ -33,12 +33,12 @@ export async function createRedirector(config: Config, parts: { source: LinkSour
   }
   return {
     resolver,
-    batcher,
+    recorder,
     fetch: (request, peer) => handleRedirect(request, deps, peer),
     health,
     async stop(drainTimeoutMs = 10_000) {
       await resolver.close()
-      await batcher.drain(drainTimeoutMs)
+      await recorder.stop(drainTimeoutMs)
     },
   }
 }

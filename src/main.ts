@@ -1,7 +1,9 @@
 // The whole product in one process: `bun run start`. With nothing configured it runs on the embedded
 // engines (PGlite, chDB, in-process cache and limiter) under DATA_DIR. One port serves both the API
 // paths and the short links; the API's paths are reserved aliases, so they never collide.
+import { ClickBatcher } from '../redirect/batcher'
 import { clickhouseSink } from '../redirect/clickhouse-sink'
+import { inThreadRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { decodeCachedLink } from './core/link-cache'
 import { createApi } from './app'
@@ -32,8 +34,10 @@ const redirector = await createRedirector(config, {
     if (!link) throw new Error(`resolve answered ${response.status}`)
     return link
   },
-  sink: clickhouseSink(runtime.clickhouse),
-  log: console.log,
+  // chDB lives in this process, so clicks are batched on this thread too.
+  recorder: inThreadRecorder(
+    new ClickBatcher(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }).start(),
+  ),
 })
 
 /** First path segments that belong to the API; everything else is a short link. */
