@@ -3,17 +3,25 @@
 // validation, so an unauthenticated caller learns nothing about the endpoint but "401". The handler
 // receives `principal`.
 //
-// Token kinds: gt_ guest tokens now; mk_ API keys (and at_ Agent tokens) arrive with registered
-// accounts, so until then every non-gt token is refused with 401.
+// Token kinds: gt_ guest tokens (quota counted in Postgres) and mk_ API keys (rate limited per key:
+// 30 a minute on Free, 120 on Pro, across processes through the limiter). at_ Agent tokens arrive
+// with OAuth and are refused with 401 until then.
 import { Elysia } from 'elysia'
+import { API_KEY_PREFIX, authenticateApiKey, type AccountPrincipal } from '../modules/account/keys'
+import { PLAN_LIMITS } from '../modules/account/plans'
 import { authenticateGuest, GUEST_LIMITS, GUEST_TOKEN_PREFIX, type GuestSession } from '../modules/guest/service'
 import type { Services } from '../services'
-import { rateLimitHeaders } from './client'
+import { enforceRateLimit, rateLimitHeaders } from './client'
 import { ApiError } from './errors'
 
 export type AuthMode = 'gt' | 'mk' | 'gt/mk'
 
-export type Principal = { kind: 'guest'; guest: GuestSession }
+export type Principal =
+  | { kind: 'guest'; guest: GuestSession }
+  | { kind: 'account'; account: AccountPrincipal; rateHeaders: Record<string, string> }
+
+/** Window of the per-key request limit. */
+const KEY_RATE_WINDOW_MS = 60_000
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
 const BEARER = /^Bearer +(\S+) *$/i
@@ -42,12 +50,20 @@ export async function authenticate(services: Services, mode: AuthMode, header: s
     if (mode === 'mk') throw new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}; guest tokens are not accepted.`)
     return { kind: 'guest', guest: await authenticateGuest(services, token) }
   }
-  // mk_ / at_: no registered accounts exist yet, so no such key can be valid.
+  if (token.startsWith(API_KEY_PREFIX)) {
+    if (mode === 'gt') throw new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}; API keys are not accepted.`)
+    const account = await authenticateApiKey(services, token)
+    const limit = PLAN_LIMITS[account.plan].requestsPerMinute
+    const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, limit, KEY_RATE_WINDOW_MS, services.now())
+    return { kind: 'account', account, rateHeaders }
+  }
+  // at_: Agent tokens arrive with OAuth; until then no such token can be valid.
   throw new ApiError('UNAUTHORIZED', `Invalid or unknown token; this endpoint accepts ${ACCEPTS[mode]}.`)
 }
 
-/** X-RateLimit-* for a guest: the request quota of the token, resetting when it expires. */
+/** X-RateLimit-*: the per-key window of an API key, or the request quota of a guest token. */
 export function principalRateHeaders(principal: Principal): Record<string, string> {
+  if (principal.kind === 'account') return principal.rateHeaders
   const { guest } = principal
   return rateLimitHeaders({
     limit: GUEST_LIMITS.max_requests,

@@ -1,2 +1,5 @@
+export * from './accounts'
+export * from './domains'
 export * from './guests'
 export * from './links'
+export * from './tags'

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { accounts } from './accounts'
 import { guestSessions } from './guests'
 
 /** A short link. (domain, alias) is unique; domains are stored lower-case, aliases as given. */
@@ -12,7 +13,7 @@ export const links = pgTable(
     url: text('url').notNull(),
     guestId: text('guest_id').references(() => guestSessions.id, { onDelete: 'set null' }),
     /** Owner once registered accounts exist (claimed from the guest on verify). */
-    accountId: text('account_id'),
+    accountId: text('account_id').references(() => accounts.id, { onDelete: 'cascade' }),
     passwordHash: text('password_hash'),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
     activatedAt: timestamp('activated_at', { withTimezone: true, mode: 'date' }),

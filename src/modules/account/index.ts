@@ -1,7 +1,7 @@
 // GET /api/v1/account/status.
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../plugins/auth'
-import { errorResponses, errors } from '../../plugins/errors'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestUpgrade } from '../guest/service'
 import { accountModels } from './model'
@@ -15,6 +15,8 @@ export function accountModule(services: Services) {
     .get(
       '/api/v1/account/status',
       ({ principal }) => {
+        // TODO(issue 3, accounts): status of an API key's account.
+        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED', 'API keys are not accepted here yet.')
         const data = accountStatus(principal)
         return { success: true, data, meta: { account_type: data.account_type, usage: data.usage, upgrade: guestUpgrade(services) } }
       },

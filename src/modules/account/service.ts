@@ -16,7 +16,7 @@ const GUEST_FEATURES = {
   conversions: false,
 }
 
-export function accountStatus(principal: Principal) {
+export function accountStatus(principal: Extract<Principal, { kind: 'guest' }>) {
   const { guest } = principal
   return {
     account_type: 'guest',

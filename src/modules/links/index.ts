@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../plugins/auth'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
-import { errorResponses, errors } from '../../plugins/errors'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestUpgrade } from '../guest/service'
 import { linkModels } from './model'
@@ -16,7 +16,8 @@ export function linksModule(services: Services) {
     .post(
       '/api/v1/shorten',
       async ({ body, principal }) => {
-        // Only guest tokens exist so far; API keys (the full request shape) come with accounts.
+        // TODO(issue 3, links): the full request shape for API keys.
+        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED', 'API keys are not accepted here yet.')
         const { link, usage, notices } = await shortenAsGuest(services, principal.guest, body)
         return {
           success: true,
