@@ -70,20 +70,34 @@ describe('redirect handler', () => {
     expect(clicks).toHaveLength(0)
   })
 
-  test('a password-protected link is never redirected without its password', async () => {
+  test('a password-protected link shows its form (200, not framable) and is never redirected without its password', async () => {
     const { clicks, put, get } = await setup()
     await put('secret', link({ pw: 1 }))
     const response = await get('/secret')
-    expect(response.status).toBe(403)
+    expect(response.status).toBe(200)
     expect(response.headers.get('location')).toBeNull()
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-frame-options')).toBe('DENY')
+    const html = await response.text()
+    expect(html).toContain('<form method="post">')
+    expect(html).toContain('name="password" type="password"')
+    expect((await get('/secret', { method: 'HEAD' })).status).toBe(200)
     expect(clicks).toHaveLength(0)
   })
 
-  test('other methods get 405 with Allow', async () => {
-    const { get } = await setup()
-    const response = await get('/abcd', { method: 'POST', body: 'x' })
-    expect(response.status).toBe(405)
-    expect(response.headers.get('allow')).toBe('GET, HEAD')
+  test('other methods get 405 with Allow; POST too, unless the link is password protected', async () => {
+    const { get, put, clicks } = await setup()
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const response = await get('/abcd', { method, body: 'x' })
+      expect(response.status, method).toBe(405)
+      expect(response.headers.get('allow')).toBe('GET, HEAD')
+    }
+    await put('open', link())
+    const post = await get('/open', { method: 'POST', body: 'password=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(post.status).toBe(405)
+    expect(post.headers.get('location')).toBeNull()
+    expect((await get('/nope-unknown', { method: 'POST', body: 'x' })).status).toBe(404)
+    expect(clicks).toHaveLength(0)
   })
 
   test('a cache miss asks the API once for concurrent requests, then serves from L1', async () => {

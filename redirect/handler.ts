@@ -3,6 +3,8 @@
 import { ALIAS_PATTERN, linkState, type CachedLink } from '../src/core/link-cache'
 import { expiredPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
 import type { ClickEvent } from '../src/core/clicks'
+import { DEFAULT_DOMAIN, type DomainSet } from './domains'
+import { unlockWithForm, type Unlock } from './password'
 import type { LinkResolver } from './resolver'
 
 export interface RedirectDeps {
@@ -17,6 +19,10 @@ export interface RedirectDeps {
   now?: () => number
   /** Answers GET /health (a reserved alias, so no link can shadow it). */
   health?: () => Response
+  /** Checks the password posted to a protected link (the API's /internal/unlock); without it: 503. */
+  unlock?: Unlock
+  /** Verified custom domains (redirect/domains.ts); without it every host serves the default domain. */
+  domains?: Pick<DomainSet, 'onDefaultDomain' | 'match'>
 }
 
 /** The parts of Bun's server the handler uses: the peer address. */
@@ -50,12 +56,20 @@ function clientIp(request: Request, peer: PeerInfo | undefined, header: string |
   return peer?.requestIP(request)?.address ?? ''
 }
 
-function respond(link: CachedLink | null, request: Request, counted: boolean, alias: string, now: number, deps: RedirectDeps, peer: PeerInfo | undefined): Response {
+function respond(link: CachedLink | null, request: Request, counted: boolean, alias: string, now: number, deps: RedirectDeps, peer: PeerInfo | undefined, unlocked = false): Response | Promise<Response> {
   if (!link) return notFoundPage()
   const state = linkState(link, now)
   if (state === 'expired') return expiredPage()
   if (state === 'not_yet_active') return notFoundPage()
-  if (link.pw) return passwordPage()
+  // A protected link shows its form; the posted password, once the API accepts it, redirects (counted).
+  if (link.pw && !unlocked) {
+    if (request.method !== 'POST') return passwordPage()
+    return unlockWithForm(request, link.id, clientIp(request, peer, deps.clientIpHeader), deps.unlock).then(
+      (result) => (result instanceof Response ? result : respond(result, request, true, alias, deps.now?.() ?? Date.now(), deps, peer, true)),
+      () => unavailablePage(),
+    )
+  }
+  if (request.method === 'POST' && !unlocked) return methodNotAllowedPage()
   if (counted) {
     const headers = request.headers
     deps.record({
@@ -75,12 +89,21 @@ function respond(link: CachedLink | null, request: Request, counted: boolean, al
 
 export function handleRedirect(request: Request, deps: RedirectDeps, peer?: PeerInfo): Response | Promise<Response> {
   const method = request.method
-  if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedPage()
+  // POST only reaches a password-protected link (its form); respond() refuses it for every other link.
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return methodNotAllowedPage()
   const counted = method === 'GET' // HEAD redirects without counting
-  const alias = parseAlias(request.url)
+  const url = request.url
+  const alias = parseAlias(url)
   if (alias === null) return notFoundPage()
+  // The default domain costs one comparison; another host must be a verified custom domain, whose deps
+  // (its key prefix, its name on the click) replace the default ones from here on.
+  if (deps.domains && !deps.domains.onDefaultDomain(url)) {
+    const target = deps.domains.match(url)
+    if (target === undefined) return unavailablePage()
+    if (target === null) return notFoundPage()
+    if (target !== DEFAULT_DOMAIN) deps = target.depsFor(deps)
+  }
   if (alias === 'health' && deps.health) return deps.health()
-  // Custom domains arrive with managed links; until then every host serves the default domain.
   const key = deps.keyPrefix + alias
   const now = deps.now?.() ?? Date.now()
   const cached = deps.resolver.peek(key, now)

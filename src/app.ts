@@ -6,6 +6,8 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { linksModule } from './modules/links'
+import { domainsModule } from './modules/domains'
+import { tagsModule } from './modules/tags'
 import { body } from './plugins/body'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
@@ -24,6 +26,8 @@ export function createApi(deps: ApiDeps) {
     .use(guestModule(services))
     .use(accountModule(services))
     .use(linksModule(services))
+    .use(tagsModule(services))
+    .use(domainsModule(services))
     .use(internalModule(services))
 }
 

@@ -35,7 +35,7 @@ export async function openRuntime(config: Config, log: (line: string) => void = 
   const ran = await migrateClickHouse(clickhouse)
   log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
   const adapters = await openAdapters(config)
-  log(`cache, limiter: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
+  log(`cache, limiter, idempotency: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
   return {
     config,
     database,

@@ -3,6 +3,7 @@
 // paths and the short links; the API's paths are reserved aliases, so they never collide.
 import { ClickBatcher } from '../redirect/batcher'
 import { clickhouseSink } from '../redirect/clickhouse-sink'
+import { CustomDomain, parseDomainList } from '../redirect/domains'
 import { inThreadRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { decodeCachedLink } from './core/link-cache'
@@ -18,6 +19,7 @@ const app = createApi({
   db: runtime.database.db,
   kv: runtime.adapters.kv,
   limiter: runtime.adapters.limiter,
+  idempotency: runtime.adapters.idempotency,
   requestIP: (request) => server?.requestIP(request)?.address ?? null,
 })
 
@@ -33,6 +35,12 @@ const redirector = await createRedirector(config, {
     const link = response.ok ? decodeCachedLink(await response.text()) : null
     if (!link) throw new Error(`resolve answered ${response.status}`)
     return link
+  },
+  // The verified custom domains, from the same process.
+  loadDomains: async () => {
+    const response = await app.handle(new Request('http://internal/internal/domains', { headers: { 'x-internal-secret': config.internalSecret } }))
+    if (!response.ok) throw new Error(`/internal/domains answered ${response.status}`)
+    return parseDomainList(await response.text())
   },
   // chDB lives in this process, so clicks are batched on this thread too.
   recorder: inThreadRecorder(
@@ -52,7 +60,9 @@ const listening = Bun.serve({
   port: config.port,
   // Outer bound; the API answers bodies over its own limit with 413 JSON before this is reached.
   maxRequestBodySize: 1024 * 1024,
-  fetch: (request, srv) => (isApiPath(request.url) ? app.handle(request) : redirector.fetch(request, srv)),
+  // On a custom domain every path is a short link: the API answers on the service's own hosts only.
+  fetch: (request, srv) =>
+    isApiPath(request.url) && !(redirector.domains.match(request.url) instanceof CustomDomain) ? app.handle(request) : redirector.fetch(request, srv),
 })
 
 server = listening

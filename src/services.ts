@@ -1,6 +1,6 @@
 // What the API is built from. createApi(deps) turns ApiDeps into Services once; every module and plugin
 // takes Services and passes plain values on to its service functions (never the Elysia Context).
-import type { Kv, Limiter } from './adapters/ports'
+import type { IdempotencyStore, Kv, Limiter } from './adapters/ports'
 import type { Config } from './core/config'
 import type { Db } from './db/client'
 
@@ -9,6 +9,8 @@ export interface ApiDeps {
   db: Db
   kv: Kv
   limiter: Limiter
+  /** Idempotency-Key records (plugins/idempotency.ts). */
+  idempotency: IdempotencyStore
   /** Clock in unix milliseconds; tests move it to expire tokens. */
   now?: () => number
   /**
@@ -32,6 +34,7 @@ export interface Services {
   db: Db
   kv: Kv
   limiter: Limiter
+  idempotency: IdempotencyStore
   now: () => number
   requestIP: ((request: Request) => string | null | undefined) | undefined
   counters: Counters
@@ -43,6 +46,7 @@ export function createServices(deps: ApiDeps): Services {
     db: deps.db,
     kv: deps.kv,
     limiter: deps.limiter,
+    idempotency: deps.idempotency,
     now: deps.now ?? Date.now,
     requestIP: deps.requestIP,
     counters: { cacheWriteFailures: 0, aliasCollisions: 0 },

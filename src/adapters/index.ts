@@ -1,12 +1,15 @@
-// Picks the Kv and Limiter adapters for this process: Redis when REDIS_URL is set, else in-process.
+// Picks the Kv, Limiter and IdempotencyStore adapters for this process: Redis when REDIS_URL is set,
+// else in-process.
 import type { Config } from '../core/config'
+import { MemoryIdempotencyStore } from './memory-idempotency'
 import { MemoryKv } from './memory-kv'
 import { MemoryLimiter } from './memory-limiter'
-import type { Kv, Limiter } from './ports'
+import type { IdempotencyStore, Kv, Limiter } from './ports'
 
 export interface Adapters {
   kv: Kv
   limiter: Limiter
+  idempotency: IdempotencyStore
   engine: 'redis' | 'memory'
   close(): Promise<void>
 }
@@ -19,12 +22,16 @@ export async function openAdapters(
     // Imported lazily so the embedded default never loads ioredis.
     const { RedisKv } = await import('./redis-kv')
     const { RedisLimiter } = await import('./redis-limiter')
+    const { RedisIdempotencyStore } = await import('./redis-idempotency')
     const kv = new RedisKv(config.redisUrl, opts)
-    // One command connection for both: the limiter borrows it, so kv.close() closes it once.
+    // One command connection for all: the limiter and the idempotency store borrow it, so kv.close()
+    // closes it once.
     const limiter = new RedisLimiter(kv.client)
-    return { kv, limiter, engine: 'redis', close: async () => { await limiter.close(); await kv.close() } }
+    const idempotency = new RedisIdempotencyStore(kv.client)
+    return { kv, limiter, idempotency, engine: 'redis', close: async () => { await limiter.close(); await idempotency.close(); await kv.close() } }
   }
   const kv = new MemoryKv()
   const limiter = new MemoryLimiter()
-  return { kv, limiter, engine: 'memory', close: async () => { await limiter.close(); await kv.close() } }
+  const idempotency = new MemoryIdempotencyStore()
+  return { kv, limiter, idempotency, engine: 'memory', close: async () => { await limiter.close(); await idempotency.close(); await kv.close() } }
 }

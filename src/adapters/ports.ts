@@ -34,3 +34,38 @@ export interface Limiter {
   hit(key: string, limit: number, windowMs: number): Promise<LimitResult>
   close(): Promise<void>
 }
+
+/** A response kept under an Idempotency-Key, replayed as is to a retry of the same request. */
+export interface StoredResponse {
+  status: number
+  /** Representation headers only (content-type, cache-control); never the rate headers of the first call. */
+  headers: Record<string, string>
+  body: string
+}
+
+export type IdempotencyClaim =
+  /** The key was free: the caller runs the request, then calls complete() or release() with the token. */
+  | { state: 'claimed'; token: string }
+  /** Another request holds the key and has not finished (its lease has not run out). */
+  | { state: 'in_flight'; fingerprint: string }
+  /** A request with this key finished; its response is stored. */
+  | { state: 'done'; fingerprint: string; response: StoredResponse }
+
+/**
+ * Idempotency-Key records: one atomic claim per key across every process sharing the store. A claim is
+ * a lease (leaseMs), so a request that crashed blocks its key only until the lease runs out; a stored
+ * response lives ttlMs. Every record carries an expiry. `fingerprint` identifies the request's payload.
+ */
+export interface IdempotencyStore {
+  /** Claims `key` for a request with this fingerprint, or reports who holds it. Atomic. */
+  claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim>
+  /**
+   * Stores the response under the key, kept ttlMs, if the caller's claim still holds or the key is free
+   * again (its lease ran out: the work was done, so a retry should see it). False when another request
+   * has claimed the key since.
+   */
+  complete(key: string, token: string, response: StoredResponse, ttlMs: number): Promise<boolean>
+  /** Gives the key up (the request failed in a way a retry may fix); only while the claim holds. */
+  release(key: string, token: string): Promise<void>
+  close(): Promise<void>
+}

@@ -1,5 +1,6 @@
 // Configuration, parsed once per process at boot. Code reads the returned object, never process.env.
 // Every failure names the variable so a bad deployment stops at start with a message a person can act on.
+import { isIP } from 'node:net'
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -36,6 +37,10 @@ export interface Config {
   countryHeader: string | undefined
   /** Header carrying the client IP when behind a trusted proxy, e.g. "x-forwarded-for". */
   clientIpHeader: string | undefined
+  /** DNS servers ("ip" or "ip:port") that custom-domain verification asks; undefined: the system's. */
+  dnsServers: string[] | undefined
+  /** Budget of one DNS lookup when verifying a custom domain. */
+  dnsTimeoutMs: number
   clicks: {
     /** Rows per ClickHouse insert; a full batch flushes at once. */
     batchSize: number
@@ -55,9 +60,33 @@ export interface Config {
     redisTimeoutMs: number
     /** Budget of the resolve call to the API on a full miss. */
     resolveTimeoutMs: number
+    /** How often the redirector reloads the set of verified custom domains (besides every change message). */
+    domainRefreshMs: number
   }
   /** True when no engine is configured: one process runs the API and the redirector. */
   embedded: boolean
+  /** Outgoing e-mail (verification codes). */
+  mail: MailConfig
+  /** Stripe Checkout for Pro; unset: the local provider (a confirm page served by this API). */
+  stripe: StripeConfig | undefined
+}
+
+export interface MailConfig {
+  /** SMTP relay, smtp:// or smtps:// (nodemailer options as query parameters); unset: development delivery. */
+  smtpUrl: string | undefined
+  /** From header of outgoing mail. */
+  from: string
+  /** Development delivery (no smtpUrl) appends every message here and to the log. */
+  outboxPath: string
+}
+
+export interface StripeConfig {
+  secretKey: string
+  priceMonthly: string
+  priceYearly: string
+  webhookSecret: string
+  /** Base URL of Stripe's API; tests point it at a fake on loopback. */
+  apiUrl: string
 }
 
 function int(env: Env, name: string, fallback: number, min = 0): number {
@@ -95,6 +124,55 @@ function secret(env: Env, name: string, embedded: boolean, fallback: () => strin
   return fallback()
 }
 
+/** "ip", "ip:port" or "[ipv6]:port", comma-separated: what node:dns Resolver.setServers accepts. */
+function dnsServers(env: Env, name: string): string[] | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return undefined
+  return raw.split(',').map((entry) => {
+    const server = entry.trim()
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)|([0-9a-fA-F:]+))(?::(\d{1,5}))?$/.exec(server)
+    const ip = match?.[1] ?? match?.[2] ?? (match?.[4] === undefined ? match?.[3] : undefined)
+    const port = match?.[4] === undefined ? 53 : Number(match[4])
+    if (!ip || isIP(ip) === 0 || port < 1 || port > 65_535) {
+      throw new ConfigError(name, `must be a comma-separated list of IP addresses with optional ports (127.0.0.1:5353, [::1]:53), got "${server}"`)
+    }
+    return server
+  })
+}
+
+/** From header: an address (optionally "Name <address>"), never a line break (header injection). */
+function mailConfig(env: Env, dataDir: string, publicApiUrl: string): MailConfig {
+  const from = env.MAIL_FROM || `Link service <no-reply@${new URL(publicApiUrl).hostname}>`
+  if (/[\r\n]/.test(from) || !/^([^<>]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(from.trim())) {
+    throw new ConfigError('MAIL_FROM', 'must be an e-mail address, optionally as "Name <address>"')
+  }
+  return {
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    from: from.trim(),
+    outboxPath: env.MAIL_OUTBOX || `${dataDir}/outbox.log`,
+  }
+}
+
+/** Stripe needs all four values or none; each is checked for the shape Stripe gives it. */
+function stripeConfig(env: Env): StripeConfig | undefined {
+  const secretKey = env.STRIPE_SECRET_KEY
+  if (!secretKey) return undefined
+  const need = (name: string, prefix: RegExp, shape: string): string => {
+    const value = env[name]
+    if (!value) throw new ConfigError(name, 'is required when STRIPE_SECRET_KEY is set')
+    if (!prefix.test(value)) throw new ConfigError(name, `must look like ${shape}`)
+    return value
+  }
+  if (!/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(secretKey)) throw new ConfigError('STRIPE_SECRET_KEY', 'must look like sk_live_… or sk_test_…')
+  return {
+    secretKey,
+    priceMonthly: need('STRIPE_PRICE_MONTHLY', /^price_[A-Za-z0-9]+$/, 'price_…'),
+    priceYearly: need('STRIPE_PRICE_YEARLY', /^price_[A-Za-z0-9]+$/, 'price_…'),
+    webhookSecret: need('STRIPE_WEBHOOK_SECRET', /^whsec_[A-Za-z0-9+/=]+$/, 'whsec_…'),
+    apiUrl: (url(env, 'STRIPE_API_URL', ['https:', 'http:']) ?? 'https://api.stripe.com').replace(/\/+$/, ''),
+  }
+}
+
 export function parseConfig(env: Env, defaults: { secret?: () => string } = {}): Config {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:'])
@@ -125,6 +203,8 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
     ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, randomSecret),
     countryHeader: env.TRUSTED_COUNTRY_HEADER?.toLowerCase() || undefined,
     clientIpHeader: env.TRUSTED_IP_HEADER?.toLowerCase() || undefined,
+    dnsServers: dnsServers(env, 'DNS_SERVERS'),
+    dnsTimeoutMs: int(env, 'DNS_TIMEOUT_MS', 3000, 1),
     clicks: {
       // ClickHouse prefers about one insert a second of many rows over many small ones: every insert
       // makes a part that must later be merged. At 50,000 a batch fills only under heavy load; otherwise
@@ -140,7 +220,10 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
       negativeTtlMs: int(env, 'NEGATIVE_TTL_MS', 2000, 0),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 50, 1),
       resolveTimeoutMs: int(env, 'RESOLVE_TIMEOUT_MS', 1000, 1),
+      domainRefreshMs: int(env, 'DOMAIN_REFRESH_MS', 60_000, 100),
     },
     embedded,
+    mail: mailConfig(env, dataDir, publicApiUrl),
+    stripe: stripeConfig(env),
   }
 }

@@ -23,6 +23,12 @@ export interface CachedLink {
 /** Pub/sub channel on which the API announces a changed link; the message is the cache key. */
 export const INVALIDATION_CHANNEL = 'link:invalidate'
 
+/**
+ * Pub/sub channel on which the API announces that a custom domain was verified or removed; the message
+ * is the host name. Redirectors then reload their set of verified custom domains.
+ */
+export const DOMAIN_CHANNEL = 'domain:changed'
+
 /** Cache key of a (domain, alias) pair. Domains are case-insensitive, aliases are not. */
 export function linkCacheKey(domain: string, alias: string): string {
   return `link:${domain.toLowerCase()}:${alias}`

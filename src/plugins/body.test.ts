@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t } from 'elysia'
 import { call, show } from '../../test/support/api'
-import { body, isJsonContentType, MAX_BODY_BYTES } from './body'
+import { body, isJsonContentType, MAX_BODY_BYTES, MAX_DEPTH, nestingDepth, parseJsonBody } from './body'
 import { errors } from './errors'
 
 const app = new Elysia().use(errors).use(body).post('/echo', ({ body }) => body, { body: t.Object({ name: t.String() }) })
@@ -78,5 +78,15 @@ describe('JSON body parsing', () => {
     // A lying Content-Length is refused before reading.
     const lying = await post({ body: '{"name":"a"}', headers: { 'content-type': 'application/json', 'content-length': String(MAX_BODY_BYTES + 1) } })
     expect(lying.status, await lying.text()).toBe(413)
+  })
+})
+
+describe('nesting depth', () => {
+  test('a body nested thousands of levels deep is a 400, not a stack overflow', async () => {
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)
+    expect(nestingDepth(JSON.parse(deep))).toBeGreaterThan(MAX_DEPTH)
+    const request = new Request('http://localhost/x', { method: 'POST', body: deep, headers: { 'content-type': 'application/json' } })
+    await expect(parseJsonBody(request, 'application/json')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' })
+    expect(nestingDepth({ a: [{ b: 1 }] })).toBe(3)
   })
 })

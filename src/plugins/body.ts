@@ -43,6 +43,27 @@ export async function readBodyCapped(request: Request, max: number): Promise<Uin
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/**
+ * No body of this API nests more than a few levels (conversion metadata is the deepest). Schema
+ * validation recurses per level and overflows the stack a few thousand levels down, so depth is bounded
+ * before validation.
+ */
+export const MAX_DEPTH = 32
+
+/** Depth of a parsed JSON value, walked iteratively so the check itself cannot overflow. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0
+  const stack: [unknown, number][] = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (depth + 1 > deepest) deepest = depth + 1
+    if (deepest > MAX_DEPTH) return deepest
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
+}
+
 /** Parses a JSON object body; an empty body (or `null`) is `null`, which the route's schema refuses. */
 export async function parseJsonBody(request: Request, contentType: string): Promise<unknown> {
   const bytes = await readBodyCapped(request, MAX_BODY_BYTES)
@@ -62,6 +83,9 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
   } catch {
     // Also catches a RangeError from absurdly deep nesting.
     throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.')
+  }
+  if (nestingDepth(value) > MAX_DEPTH) {
+    throw new ApiError('VALIDATION_FAILED', `body: nested deeper than ${MAX_DEPTH} levels.`)
   }
   // Every request body of this API is an object. Said here because Elysia's schema step would turn an
   // array or a string into {} and report a missing field instead.

@@ -16,7 +16,10 @@ export const DOCS_JSON_PATH = `${DOCS_PATH}/json`
 export const API_TAGS = [
   { name: 'guest', description: 'Start without signing up' },
   { name: 'account', description: 'Plan, usage and features' },
-  { name: 'links', description: 'Create short links and check aliases' },
+  { name: 'links', description: 'Create, list, update and delete short links; check aliases' },
+  { name: 'tags', description: 'Label links' },
+  { name: 'domains', description: 'Custom domains, verified through DNS' },
+  { name: 'billing', description: 'Checkout confirmations from the payment provider' },
   { name: 'system', description: 'Health' },
 ]
 

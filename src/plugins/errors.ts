@@ -24,14 +24,64 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   /** No link with that (domain, alias). */
   LINK_NOT_FOUND: 404,
+  /** No tag with that id in the caller's account. */
+  TAG_NOT_FOUND: 404,
+  /** The account already has a tag of that name (names are compared case-insensitively). */
+  TAG_EXISTS: 409,
+  /** The account has its 20 tags (spec section 8); deleting one makes room. */
+  TAG_LIMIT_REACHED: 409,
+  /** Not a host name a custom domain can have (an IP address, a port, a single label, bad characters). */
+  INVALID_DOMAIN: 400,
+  /** The service's own short domain (or a subdomain of it, or the API's host) cannot be a custom domain. */
+  DOMAIN_RESERVED: 400,
+  /** No custom domain of that name in the caller's account. */
+  DOMAIN_NOT_FOUND: 404,
+  /** The host name is already registered, by this account or another one. */
+  DOMAIN_TAKEN: 409,
+  /** The plan's custom-domain allowance is used up (Free 1, Pro 10). */
+  DOMAIN_LIMIT_REACHED: 403,
+  /** The verification TXT record was not found (or does not carry the expected value). */
+  DOMAIN_NOT_VERIFIED: 400,
+  /** The alias exists on that domain already, or is a reserved word of the default domain. */
+  ALIAS_TAKEN: 409,
+  /** The domain is not a verified custom domain of this account (unknown and foreign domains alike). */
+  DOMAIN_NOT_ALLOWED: 403,
+  /** The plan's links per calendar month (UTC) are used up; `limit`, `remaining` and `upgrade_url` say more. */
+  LINK_QUOTA_EXCEEDED: 429,
+  /** Internal (redirector → API): the password of a protected link is wrong. */
+  PASSWORD_INCORRECT: 401,
   /** The body is larger than MAX_BODY_BYTES. */
   PAYLOAD_TOO_LARGE: 413,
+  /** An Idempotency-Key already used by this credential for a different request (method, path, query or body). */
+  IDEMPOTENCY_KEY_REUSED: 400,
+  /** A request with the same Idempotency-Key is still running; retry after Retry-After. */
+  IDEMPOTENCY_IN_PROGRESS: 409,
   /** Per-IP or per-credential rate limit; Retry-After says when to come back. */
   RATE_LIMITED: 429,
   /** The guest session has created max_links links. */
   GUEST_LINK_LIMIT: 429,
   /** The guest token has made max_requests authenticated requests. */
   GUEST_REQUEST_LIMIT: 429,
+  /** POST /guest/register or /guest/verify: the e-mail address already has an account. */
+  EMAIL_TAKEN: 409,
+  /** POST /guest/verify: wrong, already used or never requested code; `remaining` says how many attempts are left. */
+  INVALID_CODE: 400,
+  /** POST /guest/verify: the code is older than 15 minutes; request a new one. */
+  CODE_EXPIRED: 400,
+  /** POST /guest/verify: five wrong attempts burnt the code; request a new one. */
+  TOO_MANY_ATTEMPTS: 429,
+  /** POST /account/upgrade: the account is already on Pro. */
+  ALREADY_PRO: 400,
+  /** The account of the API key no longer exists. */
+  ACCOUNT_NOT_FOUND: 404,
+  /** No checkout with that id for this account (or not one that can be confirmed here). */
+  CHECKOUT_NOT_FOUND: 404,
+  /** A billing webhook whose signature is missing, wrong or outside the time tolerance. */
+  WEBHOOK_SIGNATURE_INVALID: 400,
+  /** The payment provider (Stripe) did not answer or refused; nothing was charged. */
+  BILLING_UNAVAILABLE: 503,
+  /** The verification e-mail could not be handed to the mail server. */
+  MAIL_UNAVAILABLE: 503,
   /** A bug or an unexpected failure on our side; details are logged, never sent. */
   INTERNAL_ERROR: 500,
   /** A backing store (Postgres) does not answer. */
@@ -49,10 +99,35 @@ const DEFAULT_HINT: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',
+  TAG_NOT_FOUND: 'No tag with that id in this account.',
+  TAG_EXISTS: 'This account already has a tag with that name.',
+  TAG_LIMIT_REACHED: 'An account can have at most 20 tags; delete one to make room.',
+  INVALID_DOMAIN: 'hostname must be a domain name such as links.example.com, without scheme, port or path.',
+  DOMAIN_RESERVED: 'This host name belongs to the service itself and cannot be added as a custom domain.',
+  DOMAIN_NOT_FOUND: 'No custom domain with that host name in this account.',
+  DOMAIN_TAKEN: 'This host name is already registered.',
+  DOMAIN_LIMIT_REACHED: 'The plan\'s custom domains are used up; remove one or upgrade.',
+  DOMAIN_NOT_VERIFIED: 'The verification TXT record was not found; create it and try again.',
+  ALIAS_TAKEN: 'That alias is taken on that domain; choose another (POST /api/v1/alias/check tells).',
+  DOMAIN_NOT_ALLOWED: 'domain must be one of your verified custom domains, or left out for the default domain.',
+  LINK_QUOTA_EXCEEDED: 'This account has created all the links its plan allows this month; upgrade or wait for the next month.',
+  PASSWORD_INCORRECT: 'The password is not correct.',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
+  IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still in progress; retry after the Retry-After seconds.',
   RATE_LIMITED: 'Too many requests; retry after the number of seconds in the Retry-After header.',
   GUEST_LINK_LIMIT: 'This guest session has used all its links; register to create more.',
   GUEST_REQUEST_LIMIT: 'This guest token has used all its requests; register for an API key.',
+  EMAIL_TAKEN: 'This e-mail address already has an account; use its API key.',
+  INVALID_CODE: 'The code does not match; check the e-mail or request a new code with POST /api/v1/guest/register.',
+  CODE_EXPIRED: 'The code has expired; request a new one with POST /api/v1/guest/register.',
+  TOO_MANY_ATTEMPTS: 'Too many wrong codes; request a new code with POST /api/v1/guest/register.',
+  ALREADY_PRO: 'This account is already on Pro.',
+  ACCOUNT_NOT_FOUND: 'The account of this API key no longer exists.',
+  CHECKOUT_NOT_FOUND: 'No such checkout for this account.',
+  WEBHOOK_SIGNATURE_INVALID: 'The webhook signature is missing, wrong or too old.',
+  BILLING_UNAVAILABLE: 'The payment provider is unavailable; nothing was charged. Retry shortly.',
+  MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',
   SERVICE_UNAVAILABLE: 'A backing service is unavailable; retry shortly.',
 }

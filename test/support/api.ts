@@ -37,7 +37,7 @@ export function testEngines(): Promise<{ database: Database; adapters: Adapters 
 
 export async function testApi(overrides: Partial<ApiDeps> = {}) {
   const { database, adapters } = await testEngines()
-  const deps: ApiDeps = { config: testConfig(), db: database.db, kv: adapters.kv, limiter: adapters.limiter, ...overrides }
+  const deps: ApiDeps = { config: testConfig(), db: database.db, kv: adapters.kv, limiter: adapters.limiter, idempotency: adapters.idempotency, ...overrides }
   return { app: createApi(deps), deps, database, adapters }
 }
 

@@ -1,29 +1,113 @@
-// GET /api/v1/account/status.
-import { Elysia } from 'elysia'
+// GET /api/v1/account/status, POST /api/v1/account/upgrade, GET /api/v1/account/upgrade/{checkout_id},
+// and (billing.ts) the checkout page and the Stripe webhook.
+import { Elysia, t } from 'elysia'
+import { createBillingProvider } from '../../billing/provider'
 import { authPlugin } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { guestUpgrade } from '../guest/service'
-import { accountModels } from './model'
-import { accountStatus } from './service'
+import { billingRoutes } from './billing'
+import { checkoutView, findOwnCheckout, startCheckout } from './checkouts'
+import { accountModels, BILLING_INTERVALS } from './model'
+import type { BillingInterval } from './plans'
+import { accountMeta, accountStatus, accountStatusForKey, accountUsage, loadAccount } from './service'
+
+function parseInterval(value: string | undefined): BillingInterval {
+  const interval = value ?? 'monthly'
+  if (!(BILLING_INTERVALS as readonly string[]).includes(interval)) {
+    throw new ApiError('VALIDATION_FAILED', `body.interval: must be "monthly" or "yearly", got "${interval.slice(0, 40)}"`)
+  }
+  return interval as BillingInterval
+}
 
 export function accountModule(services: Services) {
+  const billing = createBillingProvider(services.config)
+  if (!services.config.embedded && billing.confirmsLocally) {
+    console.warn('[billing] STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
+  }
   return new Elysia({ name: 'modules.account' })
     .use(errors)
     .use(authPlugin(services))
+    .use(idempotencyPlugin(services))
     .model(accountModels)
     .get(
       '/api/v1/account/status',
-      ({ principal }) => {
-        // TODO(issue 3, accounts): status of an API key's account.
-        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED', 'API keys are not accepted here yet.')
-        const data = accountStatus(principal)
-        return { success: true, data, meta: { account_type: data.account_type, usage: data.usage, upgrade: guestUpgrade(services) } }
+      async ({ principal }) => {
+        if (principal.kind === 'guest') {
+          const data = accountStatus(principal)
+          return { success: true, data, meta: { account_type: data.account_type, usage: data.usage, upgrade: guestUpgrade(services) } }
+        }
+        const { account, usage, data } = await accountStatusForKey(services, principal)
+        return { success: true, data, meta: accountMeta(services, account.plan, usage) }
       },
       {
         auth: 'gt/mk',
-        response: { 200: 'AccountStatusResponse', ...errorResponses(401, 429) },
-        detail: { tags: ['account'], summary: 'Plan, usage and features of the calling credential' },
+        response: { 200: 'AccountStatusResponse', ...errorResponses(401, 404, 429) },
+        detail: {
+          tags: ['account'],
+          summary: 'Plan, usage and features of the calling credential',
+          description:
+            "account_type is 'guest' for a guest token, else the account's plan: 'free' or 'pro'. usage counts the links created this calendar month (UTC) against the plan's quota and the requests of this key in the current minute.",
+        },
       },
     )
+    .post(
+      '/api/v1/account/upgrade',
+      async ({ body, principal }) => {
+        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+        const interval = parseInterval(body.interval)
+        const { account, checkout } = await startCheckout(services, billing, principal.account, interval)
+        const view = checkoutView(services.config, checkout, services.now())
+        const usage = await accountUsage(services, account, principal.rateHeaders)
+        return {
+          success: true,
+          data: { checkout_id: view.checkout_id, checkout_url: view.checkout_url, interval: view.interval, price: view.price, expires_at: view.expires_at },
+          meta: accountMeta(services, account.plan, usage, {
+            hint: 'Open checkout_url in a browser. The plan switches to Pro once the payment is confirmed; GET /api/v1/account/upgrade/{checkout_id} shows the state.',
+            notices: [
+              billing.confirmsLocally
+                ? { type: 'billing', message: 'Local billing: this server takes no payment; the checkout page confirms the upgrade.' }
+                : { type: 'billing', message: 'Payment by Stripe Checkout; the plan changes when Stripe confirms the payment.' },
+            ],
+          }),
+        }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        body: 'UpgradeRequest',
+        // No body (or null) means the defaults; done before validation so the schema sees an object.
+        transform(context) {
+          if (context.body === null || context.body === undefined) (context as { body: unknown }).body = {}
+        },
+        response: { 200: 'UpgradeResponse', ...errorResponses(400, 401, 404, 409, 413, 429, 503) },
+        detail: {
+          tags: ['account'],
+          summary: 'Start an upgrade to Pro',
+          description:
+            'Returns a short checkout URL. The plan does not change here: it becomes Pro only when the payment provider confirms the checkout (a Stripe webhook, or the confirm button of the local provider). 400 ALREADY_PRO when the account is already on Pro; 404 ACCOUNT_NOT_FOUND when the key\'s account no longer exists. Accepts Idempotency-Key.',
+        },
+      },
+    )
+    .get(
+      '/api/v1/account/upgrade/:checkout_id',
+      async ({ params, principal }) => {
+        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+        const checkout = await findOwnCheckout(services, principal.account.id, params.checkout_id)
+        const account = await loadAccount(services, principal.account.id)
+        return {
+          success: true,
+          data: checkoutView(services.config, checkout, services.now()),
+          meta: accountMeta(services, account.plan),
+        }
+      },
+      {
+        auth: 'mk',
+        params: t.Object({ checkout_id: t.String({ maxLength: 64, description: 'checkout_id from POST /account/upgrade' }) }),
+        response: { 200: 'CheckoutStatusResponse', ...errorResponses(400, 401, 404, 429) },
+        detail: { tags: ['account'], summary: 'State of an upgrade checkout of this account' },
+      },
+    )
+    .use(billingRoutes(services, billing))
 }

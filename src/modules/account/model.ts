@@ -5,7 +5,7 @@ export const AccountStatusResponse = t.Object(
   {
     success: t.Boolean(),
     data: t.Object({
-      account_type: t.String({ examples: ['guest'] }),
+      account_type: t.String({ description: "'guest' for a guest token; the plan ('free' or 'pro') for an API key", examples: ['free'] }),
       email: t.Union([t.String(), t.Null()]),
       plan: FreeForm('Plan name and its limits'),
       usage: FreeForm('What this credential has used and has left'),
@@ -15,6 +15,38 @@ export const AccountStatusResponse = t.Object(
   },
   {
     examples: [
+      {
+        success: true,
+        data: {
+          account_type: 'free',
+          email: 'alice@example.com',
+          plan: {
+            name: 'free',
+            interval: null,
+            pro_since: null,
+            limits: { requests_per_minute: 30, links_per_month: 1000, custom_domains: 1, tags: 20, link_expiry_days: 30, stats: false, attribution: false },
+          },
+          usage: {
+            links_this_month: 12,
+            links_per_month: 1000,
+            links_remaining: 988,
+            period_start: '2026-01-01T00:00:00.000Z',
+            period_resets_at: '2026-02-01T00:00:00.000Z',
+            requests_this_minute: 3,
+            requests_per_minute: 30,
+            requests_remaining: 27,
+            requests_reset_at: '2026-01-14T12:01:00.000Z',
+          },
+          features: { custom_alias: true, custom_domains: true, password_protection: true, custom_expiration: true, scheduled_activation: true, bulk: true, link_management: true, tags: true, analytics: false, conversions: false },
+        },
+        meta: {
+          account_type: 'free',
+          usage: { links_this_month: 12, links_remaining: 988, requests_remaining: 27 },
+          notices: [],
+          limitations: ['statistics need Pro (403 with basic totals on Free)'],
+          upgrade: { url: 'https://api.example.com/api/v1/account/upgrade', method: 'POST', prices: { monthly: '9.00 USD', yearly: '90.00 USD' } },
+        },
+      },
       {
         success: true,
         data: {
@@ -30,4 +62,109 @@ export const AccountStatusResponse = t.Object(
   },
 )
 
-export const accountModels = { AccountStatusResponse }
+export const BILLING_INTERVALS = ['monthly', 'yearly'] as const
+
+export const UpgradeRequest = t.Object(
+  {
+    // `enum` documents the two values; the handler checks them and answers with a readable hint
+    // (TypeBox's message for a union of literals names no value).
+    interval: t.Optional(t.String({ enum: [...BILLING_INTERVALS], default: 'monthly', description: 'Billing interval of Pro' })),
+  },
+  { description: 'Optional; an empty body means monthly', examples: [{ interval: 'yearly' }] },
+)
+
+const CheckoutData = {
+  checkout_id: t.String({ pattern: '^co_', examples: ['co_3q2V8mJcQ1aXy0bq9Wc2rA'] }),
+  checkout_url: t.String({ format: 'uri', description: 'Short URL of the checkout page; open it in a browser' }),
+  interval: t.String({ examples: ['monthly'] }),
+  price: t.String({ examples: ['9.00 USD'] }),
+  expires_at: t.String({ format: 'date-time' }),
+}
+
+export const UpgradeResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object(CheckoutData),
+    meta: Meta,
+  },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          checkout_url: 'https://api.example.com/api/v1/billing/checkout/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          interval: 'monthly',
+          price: '9.00 USD',
+          expires_at: '2026-01-15T12:00:00.000Z',
+        },
+        meta: {
+          account_type: 'free',
+          hint: 'Open checkout_url in a browser. The plan switches to Pro once the payment is confirmed.',
+          notices: [],
+          limitations: [],
+        },
+      },
+    ],
+  },
+)
+
+export const CheckoutStatusResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object({
+      ...CheckoutData,
+      status: t.String({ enum: ['pending', 'paid', 'expired'], examples: ['pending'] }),
+      provider: t.String({ examples: ['stripe'] }),
+      created_at: t.String({ format: 'date-time' }),
+      confirmed_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+    }),
+    meta: Meta,
+  },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          checkout_url: 'https://api.example.com/api/v1/billing/checkout/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          status: 'paid',
+          interval: 'monthly',
+          price: '9.00 USD',
+          provider: 'stripe',
+          created_at: '2026-01-14T12:00:00.000Z',
+          expires_at: '2026-01-15T12:00:00.000Z',
+          confirmed_at: '2026-01-14T12:03:10.000Z',
+        },
+        meta: { account_type: 'pro', notices: [], limitations: [] },
+      },
+    ],
+  },
+)
+
+export const StripeEvent = t.Object(
+  {
+    id: t.String({ examples: ['evt_1Nq'] }),
+    type: t.String({ examples: ['checkout.session.completed'] }),
+    data: FreeForm('data.object: the Checkout Session'),
+  },
+  {
+    additionalProperties: true,
+    description: 'A Stripe event as Stripe sends it; verified by its Stripe-Signature header over the raw body',
+    examples: [{ id: 'evt_1Nq', object: 'event', type: 'checkout.session.completed', data: { object: { id: 'cs_test_a1', client_reference_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA', payment_status: 'paid' } } }],
+  },
+)
+
+export const WebhookResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object({
+      event_id: t.String(),
+      outcome: t.String({ enum: ['paid', 'already_paid', 'expired', 'ignored'], description: 'What the event did' }),
+    }),
+    meta: Meta,
+  },
+  { examples: [{ success: true, data: { event_id: 'evt_1Nq', outcome: 'paid' }, meta: {} }] },
+)
+
+export const accountModels = { AccountStatusResponse, UpgradeRequest, UpgradeResponse, CheckoutStatusResponse, StripeEvent, WebhookResponse }

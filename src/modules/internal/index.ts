@@ -1,14 +1,22 @@
-// GET /internal/resolve: for the redirector on a cache miss. Authenticated with the shared
-// x-internal-secret header, hidden from the public Swagger document.
+// Endpoints for the redirector only, authenticated with the shared x-internal-secret header and hidden
+// from the public Swagger document:
+// - GET /internal/resolve: a link's cache record on a cache miss.
+// - POST /internal/unlock: checks the password a visitor typed into a protected link's form.
 import { Elysia } from 'elysia'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { internalModels } from './model'
-import { resolveLink, secretMatches } from './service'
+import { resolveLink, secretMatches, unlockLink } from './service'
 
 export const INTERNAL_SECRET_HEADER = 'x-internal-secret'
 
 export function internalModule(services: Services) {
+  // Checked before the query or body is validated: a caller without the secret learns nothing.
+  const requireSecret = ({ request }: { request: Request }) => {
+    if (!secretMatches(request.headers.get(INTERNAL_SECRET_HEADER), services.config.internalSecret)) {
+      throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
+    }
+  }
   return new Elysia({ name: 'modules.internal' })
     .use(errors)
     .model(internalModels)
@@ -19,14 +27,22 @@ export function internalModule(services: Services) {
         return resolveLink(services, query.domain, query.alias)
       },
       {
-        // Checked before the query is validated: a caller without the secret learns nothing.
-        transform({ request }) {
-          if (!secretMatches(request.headers.get(INTERNAL_SECRET_HEADER), services.config.internalSecret)) {
-            throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
-          }
-        },
+        transform: requireSecret,
         query: 'ResolveQuery',
         response: { 200: 'CachedLinkResponse', ...errorResponses(400, 401, 404) },
+        detail: { hide: true },
+      },
+    )
+    .post(
+      '/internal/unlock',
+      async ({ body, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        return unlockLink(services, body)
+      },
+      {
+        transform: requireSecret,
+        body: 'UnlockRequest',
+        response: { 200: 'CachedLinkResponse', ...errorResponses(400, 401, 404, 429) },
         detail: { hide: true },
       },
     )

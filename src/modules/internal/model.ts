@@ -21,4 +21,13 @@ export const CachedLinkResponse = t.Object(
   { examples: [{ v: 1, id: 'link_3q2-7wEJ9c1yJ8rF0a3x4g', url: 'https://example.com/', exp: 1767225600000 }] },
 )
 
-export const internalModels = { ResolveQuery, CachedLinkResponse }
+/** What the redirector sends when a visitor submits the password form. */
+export const UnlockRequest = t.Object({
+  link_id: t.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }),
+  // Longer than any password a link can have (128): a longer one is simply wrong, not malformed.
+  password: t.String({ maxLength: 1024 }),
+  /** The visitor's address as the redirector sees it: the key of the attempt limit. */
+  ip: t.String({ maxLength: 64 }),
+})
+
+export const internalModels = { ResolveQuery, CachedLinkResponse, UnlockRequest }

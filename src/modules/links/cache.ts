@@ -1,6 +1,14 @@
 // Write-through of a committed link to the shared cache the redirector reads, and the invalidation
 // that makes every redirector drop its L1 copy. Best effort: the link is already in Postgres and a
 // redirector that misses the cache asks /internal/resolve, so a cache failure never fails a request.
+//
+// Two writers of one key can finish out of order (two updates, or an update and the resolve endpoint's
+// refill of what it read just before the update committed), and a stale record would then live in the
+// cache for LINK_CACHE_TTL_SECONDS. So every write is checked against Postgres afterwards: if the row
+// no longer yields the record just written, the key is deleted and the next redirect resolves afresh.
+// Whatever the interleaving, the last write is followed by its own check, which sees every commit made
+// before it; a commit after that check is followed by that writer's own write and check.
+import { and, eq, type SQL } from 'drizzle-orm'
 import {
   encodeCachedLink,
   INVALIDATION_CHANNEL,
@@ -9,13 +17,18 @@ import {
   linkCacheKey,
   type CachedLink,
 } from '../../core/link-cache'
-import type { links } from '../../db/schema'
+import { accounts, links, type Plan } from '../../db/schema'
 import type { Services } from '../../services'
+import { PLAN_LIMITS } from '../account/plans'
 
 type LinkRow = typeof links.$inferSelect
+type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>
 
-/** Only what a redirect needs; flags only when set; never the password hash. */
-export function toCachedLink(row: Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>): CachedLink {
+/**
+ * Only what a redirect needs; flags only when set; never the password hash. `pro` when the owning
+ * account's plan has attribution (the redirector then appends the attribution parameters).
+ */
+export function toCachedLink(row: CacheFields, pro = false): CachedLink {
   return {
     v: LINK_CACHE_VERSION,
     id: row.id,
@@ -23,20 +36,71 @@ export function toCachedLink(row: Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'ac
     ...(row.expiresAt && { exp: row.expiresAt.getTime() }),
     ...(row.activatedAt && { act: row.activatedAt.getTime() }),
     ...(row.passwordHash && { pw: 1 as const }),
+    ...(pro && { pro: 1 as const }),
   }
 }
 
-export async function writeThrough(
-  services: Pick<Services, 'kv' | 'counters'>,
-  row: Pick<LinkRow, 'domain' | 'alias'>,
-  record: CachedLink,
+/** Whether links of an account on `plan` carry the `pro` flag; guest links (no plan) never do. */
+export function planIsPro(plan: Plan | null | undefined): boolean {
+  return plan ? PLAN_LIMITS[plan].attribution : false
+}
+
+/** A link row with what its cache record needs from the owning account. */
+export type LinkWithPlan = LinkRow & { plan: Plan | null }
+
+/** The link matching `where` (one at most) with its account's plan. */
+export async function findLinkWithPlan(services: Pick<Services, 'db'>, where: SQL | undefined): Promise<LinkWithPlan | undefined> {
+  const [found] = await services.db
+    .select({ link: links, plan: accounts.plan })
+    .from(links)
+    .leftJoin(accounts, eq(accounts.id, links.accountId))
+    .where(where)
+    .limit(1)
+  return found ? { ...found.link, plan: found.plan } : undefined
+}
+
+/** The cache record of a row found by findLinkWithPlan. */
+export function recordOf(row: LinkWithPlan): CachedLink {
+  return toCachedLink(row, planIsPro(row.plan))
+}
+
+/** What the cache should hold for (domain, alias) right now, by Postgres; null when there is no link. */
+async function committedRecord(services: Pick<Services, 'db'>, domain: string, alias: string): Promise<CachedLink | null> {
+  const row = await findLinkWithPlan(services, and(eq(links.domain, domain), eq(links.alias, alias)))
+  return row ? recordOf(row) : null
+}
+
+/**
+ * After a commit: stores `record` under the link's key (or deletes the key when the link is gone),
+ * deletes it again if Postgres has moved on meanwhile, and announces the key so redirectors drop their
+ * L1 copy. Never throws; failures are counted.
+ */
+export async function syncLinkCache(
+  services: Pick<Services, 'db' | 'kv' | 'counters'>,
+  target: Pick<LinkRow, 'domain' | 'alias'>,
+  record: CachedLink | null,
   opts: { publish: boolean },
 ): Promise<void> {
-  const key = linkCacheKey(row.domain, row.alias)
+  const key = linkCacheKey(target.domain, target.alias)
   try {
-    await services.kv.set(key, encodeCachedLink(record), LINK_CACHE_TTL_SECONDS)
-    if (opts.publish) await services.kv.publish(INVALIDATION_CHANNEL, key)
+    let publish = opts.publish
+    if (record) {
+      await services.kv.set(key, encodeCachedLink(record), LINK_CACHE_TTL_SECONDS)
+      const now = await committedRecord(services, target.domain, target.alias)
+      if (now === null || encodeCachedLink(now) !== encodeCachedLink(record)) {
+        await services.kv.del(key)
+        // A redirector may have read the stale record in between: it must drop it too.
+        publish = true
+      }
+    } else {
+      // A refill racing with this delete checks afterwards and finds no row, so it deletes too.
+      await services.kv.del(key)
+    }
+    if (publish) await services.kv.publish(INVALIDATION_CHANNEL, key)
   } catch {
     services.counters.cacheWriteFailures++
   }
 }
+
+/** The name other modules know (account/checkouts.ts marks an upgraded account's links `pro`). */
+export const writeThrough = syncLinkCache

@@ -1,23 +1,41 @@
-// POST /api/v1/shorten and POST /api/v1/alias/check.
+// Links: POST /shorten, POST /alias/check, and the API-key endpoints under /links (list, bulk create,
+// get, update, delete).
 import { Elysia } from 'elysia'
-import { authPlugin } from '../../plugins/auth'
+import { authPlugin, type Principal } from '../../plugins/auth'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
+import type { AccountPrincipal } from '../account/keys'
 import { guestUpgrade } from '../guest/service'
-import { linkModels } from './model'
-import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest } from './service'
+import { bulkCreate } from './bulk'
+import { shortenAsAccount } from './create'
+import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
+import { AliasParams, LinkListQuery, LinkQuery, linkModels, MAX_BULK_LINKS } from './model'
+import { currentAccountMeta } from './quota'
+import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
+
+/** mk-only routes: the auth macro has refused every other token already. */
+function accountOf(principal: Principal): AccountPrincipal {
+  if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED', 'This endpoint needs an API key (mk_).')
+  return principal.account
+}
+
+const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
 export function linksModule(services: Services) {
   return new Elysia({ name: 'modules.links' })
     .use(errors)
     .use(authPlugin(services))
+    .use(idempotencyPlugin(services))
     .model(linkModels)
     .post(
       '/api/v1/shorten',
       async ({ body, principal }) => {
-        // TODO(issue 3, links): the full request shape for API keys.
-        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED', 'API keys are not accepted here yet.')
+        if (principal.kind === 'account') {
+          const { link, meta } = await shortenAsAccount(services, principal.account, body)
+          return { success: true, data: link, meta }
+        }
         const { link, usage, notices } = await shortenAsGuest(services, principal.guest, body)
         return {
           success: true,
@@ -27,13 +45,17 @@ export function linksModule(services: Services) {
       },
       {
         auth: 'gt/mk',
+        idempotent: true,
         body: 'ShortenRequest',
         response: { 200: 'LinkResponse', ...errorResponses(400, 401, 403, 409, 413, 429) },
         detail: {
           tags: ['links'],
           summary: 'Create a short link',
           description:
-            'With a guest token only `url` is applied; alias, domain, password, expiration and activated_at are ignored and listed in meta.notices. Links expire after 30 days by default.',
+            'With a guest token only `url` is applied; alias, domain, password, expiration and activated_at are ignored and listed in meta.notices. ' +
+            'With an API key every field applies: `alias` (4-64 characters on the default domain, 1-64 on a verified custom domain; taken or reserved: 409 ALIAS_TAKEN), ' +
+            '`domain` (a verified custom domain of the account, else 403 DOMAIN_NOT_ALLOWED), `password` (visitors get a form), `expiration` (in the future) and `activated_at` (404 until then). ' +
+            'Links expire after 30 days by default. Each plan creates a number of links a calendar month (UTC): Free 1,000, Pro 50,000; beyond that 429 LINK_QUOTA_EXCEEDED with limit, remaining and upgrade_url.',
         },
       },
     )
@@ -52,6 +74,105 @@ export function linksModule(services: Services) {
           tags: ['links'],
           summary: 'Check whether an alias is taken',
           description: `Reserved words count as taken on the default domain. ${ALIAS_CHECK_RATE.limit} checks a minute per client IP.`,
+        },
+      },
+    )
+    .get(
+      '/api/v1/links',
+      async ({ query, principal }) => {
+        const account = accountOf(principal)
+        const data = await listLinks(services, account, query)
+        return { success: true, data, meta: await currentAccountMeta(services, account) }
+      },
+      {
+        auth: 'mk',
+        query: LinkListQuery,
+        response: { 200: 'LinkListResponse', ...errorResponses(400, 401, 429) },
+        detail: {
+          tags: ['links'],
+          summary: "List the account's links",
+          description:
+            'Newest first. Page with `cursor` (pass `data.pagination.next_cursor`, null on the last page; preferred) or `offset`; with both, offset counts from the cursor. ' +
+            '`search` matches a substring of the alias or the destination, case-insensitively (% and _ match themselves). `total` counts every link matching search and domain.',
+        },
+      },
+    )
+    .post(
+      '/api/v1/links/bulk',
+      async ({ body, principal }) => {
+        const { results, summary, meta } = await bulkCreate(services, accountOf(principal), body.links)
+        return { success: true, data: { results, summary }, meta }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        body: 'BulkRequest',
+        response: { 200: 'BulkResponse', ...errorResponses(400, 401, 409, 413, 429) },
+        detail: {
+          tags: ['links'],
+          summary: 'Create up to 100 links at once',
+          description:
+            `At most ${MAX_BULK_LINKS} items (400 beyond). Each item is a shorten request, created or refused on its own: a bad item fails alone and is reported ` +
+            'with its index, the error code, status and hint; items are created in order, so of two asking for one alias the first wins. ' +
+            'The monthly link quota applies per item. The response is 200 whenever the request itself is valid; read data.summary.',
+        },
+      },
+    )
+    .get(
+      '/api/v1/links/:alias',
+      async ({ params, query, principal }) => {
+        const account = accountOf(principal)
+        const row = await getOwnLink(services, account, params.alias, query.domain)
+        return { success: true, data: toLinkRecord(row, services), meta: await currentAccountMeta(services, account) }
+      },
+      {
+        auth: 'mk',
+        params: AliasParams,
+        query: LinkQuery,
+        response: { 200: 'LinkResponse', ...errorResponses(400, 401, 404, 429) },
+        detail: { tags: ['links'], summary: 'Get one link', description: `${DOMAIN_QUERY_NOTE} Another account's link is 404.` },
+      },
+    )
+    .patch(
+      '/api/v1/links/:alias',
+      async ({ params, query, body, principal }) => {
+        const account = accountOf(principal)
+        const row = await updateLink(services, account, params.alias, query.domain, body)
+        return { success: true, data: toLinkRecord(row, services), meta: await currentAccountMeta(services, account) }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        params: AliasParams,
+        query: LinkQuery,
+        body: 'UpdateLinkRequest',
+        response: { 200: 'LinkResponse', ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+        detail: {
+          tags: ['links'],
+          summary: 'Change a link',
+          description:
+            `${DOMAIN_QUERY_NOTE} Fields left out keep their value; null removes the password, the expiry (the link never expires) or the activation time. ` +
+            'Values are checked as on create. Redirectors follow the change within a second. Another account\'s link is 404 and unchanged.',
+        },
+      },
+    )
+    .delete(
+      '/api/v1/links/:alias',
+      async ({ params, query, principal }) => {
+        const account = accountOf(principal)
+        const link = await deleteLink(services, account, params.alias, query.domain)
+        return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta: await currentAccountMeta(services, account) }
+      },
+      {
+        auth: 'mk',
+        params: AliasParams,
+        query: LinkQuery,
+        idempotent: true,
+        response: { 200: 'DeleteLinkResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        detail: {
+          tags: ['links'],
+          summary: 'Delete a link',
+          description: `${DOMAIN_QUERY_NOTE} The short link answers 404 at once; the alias becomes free again. Another account's link is 404 and stays.`,
         },
       },
     )

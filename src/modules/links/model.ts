@@ -1,33 +1,66 @@
-import { t } from 'elysia'
+import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
-import { Int, Meta } from '../../plugins/errors'
+import { FreeForm, Int, Meta } from '../../plugins/errors'
 import { MAX_URL_LENGTH } from './url'
 
 /** A host name, optionally with a port and a trailing dot; normalised to lower case by the service. */
 export const DOMAIN_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?(?::[0-9]{1,5})?$'
 
-const Alias = t.String({
+export const Alias = t.String({
   pattern: ALIAS_PATTERN.source,
   description: 'A-Z a-z 0-9 _ -; 4-64 characters on the default domain, 1-64 on a verified custom domain',
   examples: ['spring-sale'],
 })
-const Domain = t.String({ pattern: DOMAIN_PATTERN, maxLength: 260, description: 'Domain that owns the alias; default: the service default domain', examples: ['sho.rt'] })
+export const Domain = t.String({ pattern: DOMAIN_PATTERN, maxLength: 260, description: 'Domain that owns the alias; default: the service default domain', examples: ['sho.rt'] })
+
+/** Longest password a link may have (the redirector's form accepts no longer one). */
+export const MAX_PASSWORD_LENGTH = 128
+
+const Url = t.String({
+  description: `Destination: an absolute http(s) URL, at most ${MAX_URL_LENGTH} characters, not on the short domain`,
+  examples: ['https://example.com/products/spring?utm_source=newsletter'],
+})
+const Password = t.String({
+  minLength: 1,
+  maxLength: MAX_PASSWORD_LENGTH,
+  description: 'Visitors must enter it on a form before the redirect. Stored as an argon2id hash, never returned',
+})
+const Expiration = t.String({ format: 'date-time', description: 'In the future. Default: 30 days after creation; the link answers 410 after it' })
+const ActivatedAt = t.String({ format: 'date-time', description: 'The link answers 404 until then; before expiration' })
 
 export const ShortenRequest = t.Object(
   {
-    url: t.String({
-      description: `Destination: an absolute http(s) URL, at most ${MAX_URL_LENGTH} characters, not on the short domain`,
-      examples: ['https://example.com/products/spring?utm_source=newsletter'],
-    }),
+    url: Url,
     alias: t.Optional(Alias),
     domain: t.Optional(Domain),
-    password: t.Optional(t.String({ minLength: 1, maxLength: 128, description: 'Visitors must enter it before the redirect' })),
-    expiration: t.Optional(t.String({ format: 'date-time', description: 'Default: 30 days after creation' })),
-    activated_at: t.Optional(t.String({ format: 'date-time', description: 'The link answers 404 until then' })),
+    password: t.Optional(Password),
+    expiration: t.Optional(Expiration),
+    activated_at: t.Optional(ActivatedAt),
   },
   {
-    description: 'With a guest token only url is applied; the other fields are ignored and listed in meta.notices',
-    examples: [{ url: 'https://example.com/products/spring?utm_source=newsletter' }],
+    description:
+      'With a guest token only url is applied; the other fields are ignored and listed in meta.notices. With an API key every field applies: alias 4-64 characters on the default domain, 1-64 on a verified custom domain of the account',
+    examples: [
+      { url: 'https://example.com/products/spring?utm_source=newsletter' },
+      { url: 'https://example.com/launch', alias: 'launch-2026', password: 'open sesame', expiration: '2026-12-31T23:59:59Z', activated_at: '2026-06-01T09:00:00Z' },
+      { url: 'https://example.com/docs', alias: 'd', domain: 'go.example.com' },
+    ],
+  },
+)
+
+/** Checks one bulk item against ShortenRequest (the bulk body leaves its items to this, item by item). */
+export const shortenRequestValidator = getSchemaValidator(ShortenRequest)!
+
+export const UpdateLinkRequest = t.Object(
+  {
+    url: t.Optional(Url),
+    password: t.Optional(t.Union([Password, t.Null()], { description: 'A new password; null removes the protection' })),
+    expiration: t.Optional(t.Union([Expiration, t.Null()], { description: 'A new expiry in the future; null: the link never expires' })),
+    activated_at: t.Optional(t.Union([ActivatedAt, t.Null()], { description: 'A new activation time; null: active at once' })),
+  },
+  {
+    description: 'Only the fields sent change; null clears password, expiration or activated_at',
+    examples: [{ url: 'https://example.com/new-destination' }, { password: null, expiration: '2027-01-01T00:00:00Z' }],
   },
 )
 
@@ -43,6 +76,27 @@ export const Link = t.Object({
   clicks: t.Optional(Int()),
   last_clicked_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()])),
 })
+
+const LINK_EXAMPLE = {
+  short_url: 'https://sho.rt/launch-2026',
+  alias: 'launch-2026',
+  full_url: 'https://example.com/launch',
+  domain: 'sho.rt',
+  manage_code: null,
+  created_at: '2026-05-01T12:00:00.000Z',
+  expires_at: '2026-12-31T23:59:59.000Z',
+  has_password: true,
+  clicks: 0,
+  last_clicked_at: null,
+}
+
+const ACCOUNT_META_EXAMPLE = {
+  account_type: 'free',
+  usage: { links_this_month: 12, links_per_month: 1000, links_remaining: 988, period_resets_at: '2026-06-01T00:00:00.000Z' },
+  notices: [],
+  hint: 'Free plan: 1000 links a month, 30 requests a minute, one custom domain. Pro: 50000 links a month, 120 requests a minute, statistics and conversion attribution.',
+  upgrade: { plan: 'pro', url: 'https://api.sho.rt/api/v1/account/upgrade', method: 'POST' },
+}
 
 export const LinkResponse = t.Object(
   { success: t.Boolean(), data: Link, meta: Meta },
@@ -68,6 +122,7 @@ export const LinkResponse = t.Object(
           notices: [{ field: 'alias', message: 'ignored for guest tokens; register to choose aliases' }],
         },
       },
+      { success: true, data: LINK_EXAMPLE, meta: ACCOUNT_META_EXAMPLE },
     ],
   },
 )
@@ -82,7 +137,119 @@ export const AliasCheckResponse = t.Object(
   { examples: [{ exists: false }] },
 )
 
-export const linkModels = { ShortenRequest, LinkResponse, AliasCheckRequest, AliasCheckResponse }
+export const AliasParams = t.Object({ alias: Alias })
+
+export const LinkQuery = t.Object({ domain: t.Optional(Domain) })
+
+/** Largest offset accepted: far beyond any account's links, small enough for every engine. */
+export const MAX_OFFSET = 1_000_000_000
+
+// t.Integer, not errors.ts Int: query values are strings, and t.Integer is the type that reads them.
+export const LinkListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Links per page, 1-100' })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Links to skip (after the cursor, when one is given)' })),
+  cursor: t.Optional(
+    t.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 256, description: 'next_cursor of the previous page; preferred over offset' }),
+  ),
+  // NUL is the one character a Postgres text value cannot hold.
+  search: t.Optional(t.String({ maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the alias or the destination URL' })),
+  domain: t.Optional(Domain),
+})
+
+export const LinkListResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object({
+      links: t.Array(Link),
+      pagination: t.Object({
+        total: Int({ description: 'Links matching search and domain' }),
+        limit: Int(),
+        offset: Int(),
+        next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as ?cursor= for the next page; null on the last page' }),
+      }),
+    }),
+    meta: Meta,
+  },
+  {
+    examples: [
+      {
+        success: true,
+        data: { links: [LINK_EXAMPLE], pagination: { total: 41, limit: 20, offset: 0, next_cursor: 'eyJ0IjoiMTc0NjEwMDgwMDAwMDAwMCIsImkiOiJsaW5rXzEifQ' } },
+        meta: ACCOUNT_META_EXAMPLE,
+      },
+    ],
+  },
+)
+
+export const DeleteLinkResponse = t.Object(
+  { success: t.Boolean(), message: t.String(), meta: Meta },
+  { examples: [{ success: true, message: 'Link sho.rt/launch-2026 deleted.', meta: ACCOUNT_META_EXAMPLE }] },
+)
+
+/** Most links one bulk request may create (DESIGN.md "Bulk"). */
+export const MAX_BULK_LINKS = 100
+
+export const BulkRequest = t.Object(
+  {
+    links: t.Array(
+      // Documented as ShortenRequest; validated item by item in the service so one bad item fails alone.
+      t.Any({ $ref: '#/components/schemas/ShortenRequest' }),
+      { minItems: 1, maxItems: MAX_BULK_LINKS, description: `1-${MAX_BULK_LINKS} shorten requests` },
+    ),
+  },
+  {
+    examples: [
+      {
+        links: [
+          { url: 'https://example.com/a', alias: 'spring-a' },
+          { url: 'https://example.com/b', expiration: '2026-12-31T23:59:59Z' },
+        ],
+      },
+    ],
+  },
+)
+
+export const BulkResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object({
+      results: t.Array(
+        FreeForm('{index, success: true, data: link record} or {index, success: false, error: CODE, status, hint} (plus limit, remaining, upgrade_url on LINK_QUOTA_EXCEEDED)'),
+      ),
+      summary: t.Object({ total: Int(), succeeded: Int(), failed: Int() }),
+    }),
+    meta: Meta,
+  },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          results: [
+            { index: 0, success: true, data: { ...LINK_EXAMPLE, alias: 'spring-a', short_url: 'https://sho.rt/spring-a', has_password: false } },
+            { index: 1, success: false, error: 'ALIAS_TAKEN', status: 409, hint: 'alias "spring-b" is taken on sho.rt.' },
+          ],
+          summary: { total: 2, succeeded: 1, failed: 1 },
+        },
+        meta: ACCOUNT_META_EXAMPLE,
+      },
+    ],
+  },
+)
+
+export const linkModels = {
+  ShortenRequest,
+  LinkResponse,
+  AliasCheckRequest,
+  AliasCheckResponse,
+  UpdateLinkRequest,
+  LinkListResponse,
+  DeleteLinkResponse,
+  BulkRequest,
+  BulkResponse,
+}
 
 export type ShortenInput = typeof ShortenRequest.static
+export type UpdateInput = typeof UpdateLinkRequest.static
+export type LinkListInput = typeof LinkListQuery.static
 export type LinkRecord = typeof Link.static

@@ -1,10 +1,10 @@
-// Creating links and checking aliases. Plain arguments in, plain values out; errors are ApiError.
+// Guest links, alias checks and the link record. Plain arguments in, plain values out; errors are ApiError.
 import { and, eq } from 'drizzle-orm'
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { countGuestLink, guestUsage, randomId, type GuestSession } from '../guest/service'
 import { generateAlias, isReservedAlias } from './alias'
-import { toCachedLink, writeThrough } from './cache'
+import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
 import { normalizeHost, validateDestination } from './url'
 
@@ -13,7 +13,7 @@ export const DEFAULT_LINK_TTL_MS = 30 * 24 * 3600 * 1000
 /** POST /alias/check without a token: 60 a minute per client IP (DESIGN.md). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
 /** 62^7 aliases make a collision rare; five in a row means something else is wrong. */
-const MAX_ALIAS_ATTEMPTS = 5
+export const MAX_ALIAS_ATTEMPTS = 5
 
 type LinkRow = typeof links.$inferSelect
 
@@ -81,7 +81,7 @@ export async function shortenAsGuest(services: Services, guest: GuestSession, in
     }
     throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
   })
-  await writeThrough(services, row, toCachedLink(row), { publish: true })
+  await syncLinkCache(services, row, toCachedLink(row), { publish: true })
   return { link: toLinkRecord(row, services), usage: guestUsage(session), notices: guestNotices(input) }
 }
 
@@ -95,13 +95,4 @@ export async function aliasExists(services: Services, alias: string, domain?: st
     .where(and(eq(links.domain, host), eq(links.alias, alias)))
     .limit(1)
   return row !== undefined
-}
-
-export async function findLink(services: Services, domain: string, alias: string): Promise<LinkRow | undefined> {
-  const [row] = await services.db
-    .select()
-    .from(links)
-    .where(and(eq(links.domain, normalizeHost(domain)), eq(links.alias, alias)))
-    .limit(1)
-  return row
 }

@@ -1,0 +1,121 @@
+// The browser side of billing and the provider's webhook:
+//   GET  /api/v1/billing/checkout/{id}   the short checkout URL: the local confirm page, or a redirect to
+//                                        Stripe's payment page, or the checkout's state
+//   POST /api/v1/billing/checkout/{id}   the local provider's confirm button
+//   POST /api/v1/billing/stripe/webhook  Stripe's events, verified over the raw body
+// The checkout pages are HTML for people and stay out of the API document; the webhook is in it.
+import { Elysia } from 'elysia'
+import { checkoutPage, maskEmail } from '../../billing/page'
+import type { BillingProvider } from '../../billing/provider'
+import { MAX_BODY_BYTES, readBodyCapped } from '../../plugins/body'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { CHECKOUT_PAGE_PATH, checkoutState, confirmCheckout, confirmLocalCheckout, expireCheckout, findCheckout, findCheckoutByRef } from './checkouts'
+import { accountModels } from './model'
+import { loadAccount } from './service'
+
+export const STRIPE_WEBHOOK_PATH = '/api/v1/billing/stripe/webhook'
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+function wantsJson(request: Request): boolean {
+  const accept = request.headers.get('accept') ?? ''
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
+
+export function billingRoutes(services: Services, provider: BillingProvider) {
+  // The global JSON parser consumes the body before any handler; a signature is over the exact bytes,
+  // so the webhook's request is cloned before parsing (onRequest runs first, for every request).
+  const rawBodies = new WeakMap<Request, Request>()
+
+  return new Elysia({ name: 'modules.account.billing' })
+    .use(errors)
+    .model(accountModels)
+    .onRequest(({ request }) => {
+      if (request.method === 'POST' && request.url.endsWith(STRIPE_WEBHOOK_PATH)) rawBodies.set(request, request.clone() as Request)
+    })
+    .get(
+      `${CHECKOUT_PAGE_PATH}/:id`,
+      async ({ params, query }) => {
+        const checkout = await findCheckout(services, params.id)
+        if (!checkout) return checkoutPage({ kind: 'not_found' })
+        const state = checkoutState(checkout, services.now())
+        if (state === 'paid') return checkoutPage({ kind: 'paid' })
+        if (state === 'expired') return checkoutPage({ kind: 'expired' })
+        // Back from the provider's page: its confirmation (the webhook) may still be on its way.
+        if (query.result === 'success') return checkoutPage({ kind: 'processing' })
+        if (query.result === 'cancel') return checkoutPage({ kind: 'cancelled' })
+        if (checkout.provider === 'local' && provider.confirmsLocally) {
+          const account = await loadAccount(services, checkout.accountId)
+          return checkoutPage({
+            kind: 'confirm',
+            price: checkout.price,
+            interval: checkout.interval,
+            email: maskEmail(account.email),
+            action: `${CHECKOUT_PAGE_PATH}/${checkout.id}`,
+          })
+        }
+        if (checkout.provider !== provider.name) return checkoutPage({ kind: 'not_found' })
+        const target = await provider.paymentPageUrl(checkout.providerRef)
+        if (!target) return checkoutPage({ kind: 'processing' })
+        return new Response(null, { status: 302, headers: { location: target, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      `${CHECKOUT_PAGE_PATH}/:id`,
+      async ({ params, request }) => {
+        const result = await confirmLocalCheckout(services, provider, params.id)
+        if (wantsJson(request)) {
+          if (!result) throw new ApiError('CHECKOUT_NOT_FOUND', 'No local checkout with that id on this server.')
+          return {
+            success: true,
+            data: { checkout_id: result.checkout.id, outcome: result.outcome, status: checkoutState(result.checkout, services.now()) },
+            meta: result.outcome === 'expired' ? { hint: 'Start a new checkout with POST /api/v1/account/upgrade.' } : {},
+          }
+        }
+        if (!result) return checkoutPage({ kind: 'not_found' })
+        return checkoutPage({ kind: result.outcome === 'confirmed' ? 'confirmed' : result.outcome === 'already_paid' ? 'paid' : 'expired' })
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      STRIPE_WEBHOOK_PATH,
+      async ({ request }) => {
+        if (!provider.handleWebhook) throw new ApiError('NOT_FOUND', 'Stripe billing is not configured on this server.')
+        const raw = rawBodies.get(request)
+        if (!raw) throw new ApiError('WEBHOOK_SIGNATURE_INVALID')
+        let payload: string
+        try {
+          payload = utf8.decode(await readBodyCapped(raw, MAX_BODY_BYTES))
+        } catch (error) {
+          if (error instanceof ApiError) throw error
+          throw new ApiError('MALFORMED_JSON', 'The request body is not valid UTF-8.')
+        }
+        const event = provider.handleWebhook(payload, request.headers, services.now())
+        let outcome: 'paid' | 'already_paid' | 'expired' | 'ignored' = 'ignored'
+        if (event.kind === 'paid') {
+          const paid = await confirmCheckout(services, { provider: provider.name, providerRef: event.providerRef })
+          if (paid && event.checkoutId && event.checkoutId !== paid.id) {
+            console.error(`[billing] stripe session ${event.providerRef}: client_reference_id ${event.checkoutId} is not checkout ${paid.id}`)
+          }
+          // Not paid by this delivery: a retry of one already handled, or a session that is not ours
+          // (another application on the same Stripe account).
+          outcome = paid ? 'paid' : (await findCheckoutByRef(services, provider.name, event.providerRef)) ? 'already_paid' : 'ignored'
+        } else if (event.kind === 'expired') {
+          outcome = (await expireCheckout(services, provider.name, event.providerRef)) ? 'expired' : 'ignored'
+        }
+        return { success: true, data: { event_id: event.eventId, outcome }, meta: {} }
+      },
+      {
+        body: 'StripeEvent',
+        response: { 200: 'WebhookResponse', ...errorResponses(400, 404, 413, 503) },
+        detail: {
+          tags: ['account'],
+          summary: 'Stripe webhook (for Stripe, not for clients)',
+          description:
+            'Verifies the Stripe-Signature header (HMAC-SHA256 of `t.raw body` under STRIPE_WEBHOOK_SECRET, timestamp within 5 minutes). checkout.session.completed (paid) and checkout.session.async_payment_succeeded mark the checkout paid and the account Pro; checkout.session.expired marks it expired; other events are acknowledged and ignored. 404 when Stripe is not configured.',
+        },
+      },
+    )
+}

@@ -1,0 +1,183 @@
+// Pro checkouts. POST /account/upgrade starts one; only the provider confirms it (a verified Stripe
+// webhook, or the local provider's confirm button). The account becomes Pro in the same transaction
+// that marks the checkout paid, and afterwards every link of the account is written through to the
+// redirect cache with `pro: 1` (and the redirectors told to drop their copy).
+import { and, asc, eq, gt, isNull, ne, or } from 'drizzle-orm'
+import type { BillingProvider } from '../../billing/provider'
+import type { Config } from '../../core/config'
+import { accounts, checkouts, links } from '../../db/schema'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { randomId } from '../guest/service'
+import { toCachedLink, writeThrough } from '../links/cache'
+import type { AccountPrincipal } from './keys'
+import { formatPrice, type BillingInterval } from './plans'
+import { accountMeta, loadAccount } from './service'
+
+export const CHECKOUT_PREFIX = 'co_'
+/** 16 random bytes, 22 characters: unguessable, since the local page's id is its only credential. */
+const CHECKOUT_ID_BYTES = 16
+/** Stripe Checkout Sessions expire after 24 hours by default; local checkouts live as long. */
+export const CHECKOUT_TTL_MS = 24 * 3600 * 1000
+/** Under /api/ so the embedded single-port server routes it to the API rather than to a short link. */
+export const CHECKOUT_PAGE_PATH = '/api/v1/billing/checkout'
+/** Links written through per round; keeps a large account from flooding the cache connection. */
+const CACHE_CONCURRENCY = 50
+const LINK_PAGE = 500
+
+export type CheckoutRow = typeof checkouts.$inferSelect
+export type CheckoutState = 'pending' | 'paid' | 'expired'
+
+export function checkoutUrl(config: Pick<Config, 'publicApiUrl'>, id: string): string {
+  return `${config.publicApiUrl}${CHECKOUT_PAGE_PATH}/${id}`
+}
+
+/** A pending checkout older than CHECKOUT_TTL_MS is expired, whether or not anybody said so. */
+export function checkoutState(row: Pick<CheckoutRow, 'status' | 'createdAt'>, nowMs: number): CheckoutState {
+  if (row.status === 'pending' && row.createdAt.getTime() + CHECKOUT_TTL_MS <= nowMs) return 'expired'
+  return row.status
+}
+
+export function checkoutView(config: Pick<Config, 'publicApiUrl'>, row: CheckoutRow, nowMs: number) {
+  return {
+    checkout_id: row.id,
+    status: checkoutState(row, nowMs),
+    interval: row.interval,
+    price: row.price,
+    provider: row.provider,
+    checkout_url: checkoutUrl(config, row.id),
+    created_at: row.createdAt.toISOString(),
+    expires_at: new Date(row.createdAt.getTime() + CHECKOUT_TTL_MS).toISOString(),
+    confirmed_at: row.confirmedAt ? row.confirmedAt.toISOString() : null,
+  }
+}
+
+/** Starts a checkout with the provider and records it; the plan does not change here. */
+export async function startCheckout(services: Services, provider: BillingProvider, principal: AccountPrincipal, interval: BillingInterval) {
+  const account = await loadAccount(services, principal.id)
+  if (account.plan === 'pro') {
+    throw new ApiError('ALREADY_PRO', `This account is already on Pro (${account.planInterval ?? 'monthly'}).`, { meta: accountMeta(services, 'pro') })
+  }
+  const id = randomId(CHECKOUT_PREFIX, CHECKOUT_ID_BYTES)
+  // The provider first: a failure there leaves no row behind. An abandoned Stripe session just expires.
+  const { providerRef } = await provider.createCheckout({
+    checkoutId: id,
+    accountId: account.id,
+    email: account.email,
+    interval,
+    returnUrl: checkoutUrl(services.config, id),
+  })
+  const [row] = await services.db
+    .insert(checkouts)
+    .values({ id, accountId: account.id, provider: provider.name, interval, price: formatPrice(interval), providerRef, createdAt: new Date(services.now()) })
+    .returning()
+  return { account, checkout: row! }
+}
+
+/** A checkout of this account; another account's is "not found", like one that does not exist. */
+export async function findOwnCheckout(services: Pick<Services, 'db'>, accountId: string, id: string): Promise<CheckoutRow> {
+  const [row] = await services.db
+    .select()
+    .from(checkouts)
+    .where(and(eq(checkouts.id, id), eq(checkouts.accountId, accountId)))
+    .limit(1)
+  if (!row) throw new ApiError('CHECKOUT_NOT_FOUND')
+  return row
+}
+
+export async function findCheckout(services: Pick<Services, 'db'>, id: string): Promise<CheckoutRow | undefined> {
+  const [row] = await services.db.select().from(checkouts).where(eq(checkouts.id, id)).limit(1)
+  return row
+}
+
+export async function findCheckoutByRef(services: Pick<Services, 'db'>, provider: string, providerRef: string): Promise<CheckoutRow | undefined> {
+  const [row] = await services.db
+    .select()
+    .from(checkouts)
+    .where(and(eq(checkouts.provider, provider), eq(checkouts.providerRef, providerRef)))
+    .limit(1)
+  return row
+}
+
+type Target = { id: string } | { provider: string; providerRef: string }
+
+function matches(target: Target) {
+  return 'id' in target
+    ? eq(checkouts.id, target.id)
+    : and(eq(checkouts.provider, target.provider), eq(checkouts.providerRef, target.providerRef))
+}
+
+/**
+ * Marks the checkout paid and the account Pro, in one transaction. Idempotent: a checkout already paid
+ * changes nothing (webhooks are delivered at least once). Returns the checkout when this call paid it.
+ */
+export async function confirmCheckout(services: Services, target: Target): Promise<CheckoutRow | null> {
+  const now = new Date(services.now())
+  const paid = await services.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(checkouts)
+      .set({ status: 'paid', confirmedAt: now })
+      .where(and(matches(target), ne(checkouts.status, 'paid')))
+      .returning()
+    if (!row) return null
+    // Only a Free account changes: a second paid checkout leaves pro_since and the interval alone.
+    await tx
+      .update(accounts)
+      .set({ plan: 'pro', planInterval: row.interval, proSince: now })
+      .where(and(eq(accounts.id, row.accountId), eq(accounts.plan, 'free')))
+    return row
+  })
+  if (paid) await markAccountLinksPro(services, paid.accountId)
+  return paid
+}
+
+/** The local provider's confirm: only a pending, unexpired, local checkout, on a server running it. */
+export async function confirmLocalCheckout(
+  services: Services,
+  provider: BillingProvider,
+  id: string,
+): Promise<{ outcome: 'confirmed' | 'already_paid' | 'expired'; checkout: CheckoutRow } | null> {
+  const row = await findCheckout(services, id)
+  if (!row || row.provider !== 'local' || !provider.confirmsLocally) return null
+  const state = checkoutState(row, services.now())
+  if (state !== 'pending') return { outcome: state === 'paid' ? 'already_paid' : 'expired', checkout: row }
+  const paid = await confirmCheckout(services, { id })
+  return paid ? { outcome: 'confirmed', checkout: paid } : { outcome: 'already_paid', checkout: row }
+}
+
+/** The provider gave up on the checkout (Stripe's checkout.session.expired). A paid one stays paid. */
+export async function expireCheckout(services: Pick<Services, 'db'>, provider: string, providerRef: string): Promise<boolean> {
+  const rows = await services.db
+    .update(checkouts)
+    .set({ status: 'expired' })
+    .where(and(eq(checkouts.provider, provider), eq(checkouts.providerRef, providerRef), eq(checkouts.status, 'pending')))
+    .returning({ id: checkouts.id })
+  return rows.length > 0
+}
+
+/**
+ * Writes every live link of the account through to the redirect cache with `pro: 1`, publishing an
+ * invalidation for each, so redirects start appending attribution parameters at once. Best effort like
+ * every write-through (failures are counted; the cache heals from Postgres through /internal/resolve).
+ */
+export async function markAccountLinksPro(services: Services, accountId: string): Promise<number> {
+  const now = new Date(services.now())
+  let after = ''
+  let written = 0
+  for (;;) {
+    const rows = await services.db
+      .select()
+      .from(links)
+      .where(and(eq(links.accountId, accountId), gt(links.id, after), or(isNull(links.expiresAt), gt(links.expiresAt, now))))
+      .orderBy(asc(links.id))
+      .limit(LINK_PAGE)
+    for (let i = 0; i < rows.length; i += CACHE_CONCURRENCY) {
+      await Promise.all(
+        rows.slice(i, i + CACHE_CONCURRENCY).map((row) => writeThrough(services, row, toCachedLink(row, true), { publish: true })),
+      )
+    }
+    written += rows.length
+    if (rows.length < LINK_PAGE) return written
+    after = rows[rows.length - 1]!.id
+  }
+}

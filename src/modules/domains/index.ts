@@ -1,0 +1,133 @@
+// Custom domains: GET/POST /api/v1/domains, POST /api/v1/domains/{hostname}/verify,
+// DELETE /api/v1/domains/{hostname}; API keys only. Plus GET /internal/domains, the verified set the
+// redirector keeps in memory (shared secret, hidden from Swagger like /internal/resolve).
+import { Elysia } from 'elysia'
+import { createTxtResolver, type TxtResolver } from '../../dns/resolver'
+import { authPlugin } from '../../plugins/auth'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { idempotencyPlugin } from '../../plugins/idempotency'
+import type { Services } from '../../services'
+import type { AccountPrincipal } from '../account/keys'
+import { PLAN_LIMITS } from '../account/plans'
+import { INTERNAL_SECRET_HEADER } from '../internal'
+import { secretMatches } from '../internal/service'
+import { accountOf } from '../tags'
+import { domainModels, HostnameParams } from './model'
+import { addDomain, countDomains, domainUsage, listDomains, removeDomain, upgradeUrl, verifiedHostnames, verifyDomain } from './service'
+
+function meta(services: Services, account: AccountPrincipal, total: number, hint?: string) {
+  const usage = domainUsage(account.plan, total)
+  return {
+    account_type: account.plan,
+    usage,
+    ...(hint && { hint }),
+    ...(account.plan === 'free' && usage.domains_remaining === 0 && {
+      upgrade: { plan: 'pro', custom_domains: PLAN_LIMITS.pro.customDomains, url: upgradeUrl(services) },
+    }),
+  }
+}
+
+const verifyPath = (hostname: string) => `/api/v1/domains/${hostname}/verify`
+
+export function domainsModule(services: Services, resolver: TxtResolver = createTxtResolver(services.config)) {
+  return new Elysia({ name: 'modules.domains' })
+    .use(errors)
+    .use(authPlugin(services))
+    .use(idempotencyPlugin(services))
+    .model(domainModels)
+    .get(
+      '/api/v1/domains',
+      async ({ principal }) => {
+        const account = accountOf(principal)
+        const domains = await listDomains(services, account.id)
+        return { success: true, data: { domains, total: domains.length }, meta: meta(services, account, domains.length) }
+      },
+      {
+        auth: 'mk',
+        response: { 200: 'DomainListResponse', ...errorResponses(401, 429) },
+        detail: { tags: ['domains'], summary: 'List your custom domains', description: 'Each with its verification state and the TXT record that proves control.' },
+      },
+    )
+    .post(
+      '/api/v1/domains',
+      async ({ principal, body, set }) => {
+        const account = accountOf(principal)
+        const { domain, total } = await addDomain(services, account, body.hostname)
+        set.status = 201
+        const hint = `Create a TXT record at ${domain.verification.name} with the value "${domain.verification.value}", then call POST ${verifyPath(domain.hostname)}.`
+        return { success: true, data: domain, meta: meta(services, account, total, hint) }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        body: 'AddDomainRequest',
+        response: { 201: 'DomainResponse', ...errorResponses(400, 401, 403, 409, 413, 429) },
+        detail: {
+          tags: ['domains'],
+          summary: 'Add a custom domain',
+          description:
+            'The domain starts unverified; create the TXT record of `data.verification` and call the verify endpoint. Free includes 1 custom domain and Pro 10 (403 DOMAIN_LIMIT_REACHED beyond). A name registered by any account is 409 DOMAIN_TAKEN, except an unverified claim older than 72 hours, which is taken over. IP addresses, ports, single labels and the service\'s own hosts are refused (400).',
+        },
+      },
+    )
+    .post(
+      '/api/v1/domains/:hostname/verify',
+      async ({ principal, params }) => {
+        const account = accountOf(principal)
+        const domain = await verifyDomain(services, resolver, account.id, params.hostname)
+        return { success: true, data: domain, meta: meta(services, account, await countDomains(services, account.id)) }
+      },
+      {
+        auth: 'mk',
+        params: HostnameParams,
+        response: { 200: 'DomainResponse', ...errorResponses(400, 401, 404, 429, 503) },
+        detail: {
+          tags: ['domains'],
+          summary: 'Verify a custom domain through DNS',
+          description:
+            'Looks up the TXT record; 200 once it carries the expected value (links on the domain then redirect), else 400 DOMAIN_NOT_VERIFIED whose hint and data show what was expected and what was found. An already verified domain is answered without a lookup. 503 when DNS does not answer in time.',
+        },
+      },
+    )
+    .delete(
+      '/api/v1/domains/:hostname',
+      async ({ principal, params }) => {
+        const account = accountOf(principal)
+        const { hostname, linksDeleted } = await removeDomain(services, account.id, params.hostname)
+        const links = linksDeleted === 1 ? '1 link' : `${linksDeleted} links`
+        return {
+          success: true,
+          message: `Domain ${hostname} removed with its ${links}.`,
+          data: { links_deleted: linksDeleted },
+          meta: meta(services, account, await countDomains(services, account.id)),
+        }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        params: HostnameParams,
+        response: { 200: 'DomainMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        detail: {
+          tags: ['domains'],
+          summary: 'Remove a custom domain and its links',
+          description: 'Every link on the domain is deleted with it and stops redirecting at once; clicks already recorded stay in the statistics.',
+        },
+      },
+    )
+    .get(
+      '/internal/domains',
+      async ({ set }) => {
+        set.headers['cache-control'] = 'no-store'
+        return { domains: await verifiedHostnames(services) }
+      },
+      {
+        transform({ request }) {
+          if (!secretMatches(request.headers.get(INTERNAL_SECRET_HEADER), services.config.internalSecret)) {
+            throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
+          }
+        },
+        response: { 200: 'VerifiedDomainsResponse', ...errorResponses(401) },
+        detail: { hide: true },
+      },
+    )
+}

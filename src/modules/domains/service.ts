@@ -1,0 +1,221 @@
+// Custom domains of an account: add (with the TXT record that proves control), verify through DNS,
+// list, remove. Verified domains are what the redirector serves; every change is announced on
+// DOMAIN_CHANNEL so redirectors reload their set at once.
+import { and, asc, count, eq, isNotNull, isNull, lt, ne, sql } from 'drizzle-orm'
+import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { domains, links, type Plan } from '../../db/schema'
+import type { TxtResolver } from '../../dns/resolver'
+import { DnsLookupError } from '../../dns/resolver'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { PLAN_LIMITS } from '../account/plans'
+import { randomId } from '../guest/service'
+import { assertNotOwnHost, parseHostname } from './hostname'
+import type { DomainRecord } from './model'
+
+type DomainRow = typeof domains.$inferSelect
+
+/** The TXT record lives under this label of the domain, so it never collides with the domain's own TXT records. */
+export const VERIFICATION_LABEL = '_linkservice'
+export const VERIFICATION_PREFIX = 'link-service-verification='
+/**
+ * An unverified claim holds its host name this long; after that another account adding the same name
+ * takes it over. Without it anyone could squat a name they do not control and lock its owner out.
+ */
+export const PENDING_CLAIM_TTL_MS = 72 * 3600 * 1000
+/** First key of the advisory lock that serialises domain additions per account (see tags' TAG_CREATE_LOCK). */
+const DOMAIN_ADD_LOCK = 7_311_003
+/** Cache keys deleted at once when a domain goes with its links. */
+const CACHE_DELETE_CHUNK = 100
+
+export function verificationRecord(row: Pick<DomainRow, 'hostname' | 'verificationToken'>) {
+  return { type: 'TXT' as const, name: `${VERIFICATION_LABEL}.${row.hostname}`, value: `${VERIFICATION_PREFIX}${row.verificationToken}` }
+}
+
+export function toDomainRecord(row: DomainRow): DomainRecord {
+  return {
+    hostname: row.hostname,
+    verified: row.verifiedAt !== null,
+    verification: verificationRecord(row),
+    created_at: row.createdAt.toISOString(),
+    verified_at: row.verifiedAt ? row.verifiedAt.toISOString() : null,
+  }
+}
+
+export function domainUsage(plan: Plan, total: number) {
+  const limit = PLAN_LIMITS[plan].customDomains
+  return { domains: total, domains_limit: limit, domains_remaining: Math.max(0, limit - total) }
+}
+
+export function upgradeUrl(services: Pick<Services, 'config'>): string {
+  return `${services.config.publicApiUrl}/api/v1/account/upgrade`
+}
+
+export async function listDomains(services: Pick<Services, 'db'>, accountId: string): Promise<DomainRecord[]> {
+  const rows = await services.db.select().from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.createdAt), asc(domains.hostname))
+  return rows.map(toDomainRecord)
+}
+
+/**
+ * Adds a domain, unverified, with a fresh verification token. Additions of one account are serialised
+ * by an advisory lock so the plan's allowance holds under concurrency; the host name's unique
+ * constraint settles races between accounts. A stale unverified claim of another account is taken over
+ * (together with any link on that host, which cannot be served anyway).
+ */
+export async function addDomain(
+  services: Pick<Services, 'db' | 'kv' | 'config' | 'now' | 'counters'>,
+  account: { id: string; plan: Plan },
+  rawHostname: string,
+): Promise<{ domain: DomainRecord; total: number }> {
+  const hostname = parseHostname(rawHostname)
+  assertNotOwnHost(hostname, services.config)
+  const limit = PLAN_LIMITS[account.plan].customDomains
+  const now = new Date(services.now())
+  const { row, total, freedAliases } = await services.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_ADD_LOCK}, hashtext(${account.id}))`)
+    const [existing] = await tx.select().from(domains).where(eq(domains.hostname, hostname)).limit(1)
+    if (existing?.accountId === account.id) throw new ApiError('DOMAIN_TAKEN', `${hostname} is already one of your domains.`)
+    const [counted] = await tx.select({ n: count() }).from(domains).where(eq(domains.accountId, account.id))
+    const owned = Number(counted?.n ?? 0)
+    if (owned >= limit) {
+      const pro = account.plan === 'pro'
+      throw new ApiError(
+        'DOMAIN_LIMIT_REACHED',
+        pro ? `Your plan includes ${limit} custom domains; remove one to add another.` : `The Free plan includes ${limit} custom domain; remove it or upgrade to Pro for ${PLAN_LIMITS.pro.customDomains}.`,
+        { limit, remaining: 0, ...(!pro && { upgrade_url: upgradeUrl(services) }) },
+      )
+    }
+    let freedAliases: string[] = []
+    if (existing) {
+      // Another account's claim: only an unverified one past its hold can be taken over.
+      const released = await tx
+        .delete(domains)
+        .where(and(eq(domains.id, existing.id), ne(domains.accountId, account.id), isNull(domains.verifiedAt), lt(domains.createdAt, new Date(now.getTime() - PENDING_CLAIM_TTL_MS))))
+        .returning({ id: domains.id })
+      if (released.length === 0) throw new ApiError('DOMAIN_TAKEN', `${hostname} is registered to another account.`)
+      freedAliases = (await tx.delete(links).where(eq(links.domain, hostname)).returning({ alias: links.alias })).map((l) => l.alias)
+    }
+    const [row] = await tx
+      .insert(domains)
+      .values({ id: randomId('dom_'), accountId: account.id, hostname, verificationToken: randomId('', 24), createdAt: now })
+      .onConflictDoNothing({ target: domains.hostname })
+      .returning()
+    // Another account added it between our read and our insert.
+    if (!row) throw new ApiError('DOMAIN_TAKEN', `${hostname} is registered to another account.`)
+    return { row, total: owned + 1, freedAliases }
+  })
+  await dropLinkCache(services, hostname, freedAliases)
+  return { domain: toDomainRecord(row), total }
+}
+
+async function ownedDomain(services: Pick<Services, 'db'>, accountId: string, hostname: string): Promise<DomainRow> {
+  const [row] = await services.db
+    .select()
+    .from(domains)
+    .where(and(eq(domains.accountId, accountId), eq(domains.hostname, hostname)))
+    .limit(1)
+  if (!row) throw new ApiError('DOMAIN_NOT_FOUND', `You have no custom domain ${hostname}.`)
+  return row
+}
+
+/**
+ * Looks the verification record up in DNS and marks the domain verified when it is there. A domain that
+ * is already verified is answered as it is, without a lookup.
+ */
+export async function verifyDomain(
+  services: Pick<Services, 'db' | 'kv' | 'now' | 'counters'>,
+  resolver: TxtResolver,
+  accountId: string,
+  rawHostname: string,
+): Promise<DomainRecord> {
+  const row = await ownedDomain(services, accountId, parseHostname(rawHostname))
+  if (row.verifiedAt) return toDomainRecord(row)
+  const expected = verificationRecord(row)
+  let found: string[]
+  try {
+    found = await resolver.resolveTxt(expected.name)
+  } catch (error) {
+    if (error instanceof DnsLookupError && error.domainSide) {
+      throw new ApiError('DOMAIN_NOT_VERIFIED', `The DNS servers of ${row.hostname} answered ${error.code} for ${expected.name}; fix its DNS, then verify again. Expected: TXT ${expected.name} "${expected.value}".`, {
+        data: { expected, found: [], dns_error: error.code },
+      })
+    }
+    throw new ApiError('SERVICE_UNAVAILABLE', `The DNS lookup of ${expected.name} did not complete; retry shortly.`, { retryAfter: 5 })
+  }
+  if (!found.some((value) => value.trim() === expected.value)) {
+    const seen = found.length === 0 ? 'no TXT record was found there' : `${found.length} TXT record(s) were found there, none with that value`
+    throw new ApiError('DOMAIN_NOT_VERIFIED', `Create a TXT record at ${expected.name} with the value "${expected.value}"; ${seen}. DNS changes can take a few minutes to appear.`, {
+      data: { expected, found: found.slice(0, 10) },
+    })
+  }
+  const [updated] = await services.db
+    .update(domains)
+    .set({ verifiedAt: new Date(services.now()) })
+    .where(and(eq(domains.id, row.id), isNull(domains.verifiedAt)))
+    .returning()
+  // Verified meanwhile by a concurrent call: read what it wrote.
+  const result = updated ?? (await ownedDomain(services, accountId, row.hostname))
+  await announce(services, row.hostname)
+  return toDomainRecord(result)
+}
+
+/**
+ * Removes a domain and every link on it, so no alias of this account can ever answer on the host again
+ * (a later owner of the name starts with no links). The links' cache records are deleted after the
+ * commit and every redirector is told to drop the host.
+ */
+export async function removeDomain(
+  services: Pick<Services, 'db' | 'kv' | 'counters'>,
+  accountId: string,
+  rawHostname: string,
+): Promise<{ hostname: string; linksDeleted: number }> {
+  const hostname = parseHostname(rawHostname)
+  const aliases = await services.db.transaction(async (tx) => {
+    const removed = await tx
+      .delete(domains)
+      .where(and(eq(domains.accountId, accountId), eq(domains.hostname, hostname)))
+      .returning({ id: domains.id })
+    if (removed.length === 0) throw new ApiError('DOMAIN_NOT_FOUND', `You have no custom domain ${hostname}.`)
+    return (await tx.delete(links).where(eq(links.domain, hostname)).returning({ alias: links.alias })).map((l) => l.alias)
+  })
+  await announce(services, hostname)
+  await dropLinkCache(services, hostname, aliases)
+  return { hostname, linksDeleted: aliases.length }
+}
+
+export async function countDomains(services: Pick<Services, 'db'>, accountId: string): Promise<number> {
+  const [row] = await services.db.select({ n: count() }).from(domains).where(eq(domains.accountId, accountId))
+  return Number(row?.n ?? 0)
+}
+
+/** Every verified custom domain, for the redirector (GET /internal/domains). */
+export async function verifiedHostnames(services: Pick<Services, 'db'>): Promise<string[]> {
+  const rows = await services.db.select({ hostname: domains.hostname }).from(domains).where(isNotNull(domains.verifiedAt)).orderBy(asc(domains.hostname))
+  return rows.map((r) => r.hostname)
+}
+
+/** Tells every redirector to reload its set of verified domains. Best effort, like the link cache. */
+async function announce(services: Pick<Services, 'kv' | 'counters'>, hostname: string): Promise<void> {
+  try {
+    await services.kv.publish(DOMAIN_CHANNEL, hostname)
+  } catch {
+    services.counters.cacheWriteFailures++
+  }
+}
+
+/** Deletes the cache records of links that no longer exist and announces each key. */
+async function dropLinkCache(services: Pick<Services, 'kv' | 'counters'>, hostname: string, aliases: string[]): Promise<void> {
+  for (let i = 0; i < aliases.length; i += CACHE_DELETE_CHUNK) {
+    await Promise.all(
+      aliases.slice(i, i + CACHE_DELETE_CHUNK).map(async (alias) => {
+        const key = linkCacheKey(hostname, alias)
+        try {
+          await services.kv.del(key)
+          await services.kv.publish(INVALIDATION_CHANNEL, key)
+        } catch {
+          services.counters.cacheWriteFailures++
+        }
+      }),
+    )
+  }
+}

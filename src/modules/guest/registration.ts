@@ -1,0 +1,212 @@
+// Turning a guest session into an account: POST /guest/register mails a six-digit code, POST
+// /guest/verify checks it and creates the Free account, its first API key and the claim on the guest's
+// links in one transaction.
+//
+// Codes: uniform over 000000-999999 (crypto random, rejection sampling), single-use, valid 15 minutes,
+// five attempts. Only an HMAC-SHA256 of (row id, e-mail, code) is stored, keyed by a pepper derived from
+// INTERNAL_SECRET, which never reaches the database: a plain hash of a six-digit code would fall to a
+// million guesses, while a database dump without the secret reveals nothing.
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+import type { Config } from '../../core/config'
+import { isUniqueViolation } from '../../db/errors'
+import { accounts, emailVerifications, guestSessions, links } from '../../db/schema'
+import type { Mailer } from '../../mail/mailer'
+import { verificationMail } from '../../mail/templates'
+import { enforceRateLimit } from '../../plugins/client'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { createApiKey } from '../account/keys'
+import { hashToken, randomId, type GuestSession } from './service'
+
+const CODE_DIGITS = 6
+export const CODE_TTL_MS = 15 * 60 * 1000
+export const MAX_CODE_ATTEMPTS = 5
+
+/**
+ * Sending codes. Per guest: 5 an hour (a guest token cannot mail-bomb many addresses). Per address:
+ * one a minute and 5 an hour (nobody can flood an inbox, whatever the number of guest tokens).
+ */
+export const REGISTER_RATES = {
+  perGuest: { limit: 5, windowMs: 3_600_000 },
+  perEmailMinute: { limit: 1, windowMs: 60_000 },
+  perEmailHour: { limit: 5, windowMs: 3_600_000 },
+} as const
+
+export const ACCOUNT_EMAIL_CONSTRAINT = 'accounts_email_unique'
+
+export function normalizeEmail(raw: string): string {
+  return raw.trim().toLowerCase()
+}
+
+/** Six digits, uniform: 32-bit draws at or above the largest multiple of 10^6 are drawn again (no modulo bias). */
+export function generateCode(random: (buffer: Uint32Array) => void = (b) => void crypto.getRandomValues(b)): string {
+  const space = 10 ** CODE_DIGITS
+  const limit = Math.floor(2 ** 32 / space) * space
+  const draw = new Uint32Array(1)
+  for (;;) {
+    random(draw)
+    if (draw[0]! < limit) return String(draw[0]! % space).padStart(CODE_DIGITS, '0')
+  }
+}
+
+/** The pepper: HMAC key derived from INTERNAL_SECRET for this one purpose. */
+export function codePepper(config: Pick<Config, 'internalSecret'>): Buffer {
+  return createHmac('sha256', config.internalSecret).update('email-verification-code/v1').digest()
+}
+
+export function hashCode(pepper: Buffer, verificationId: string, email: string, code: string): string {
+  return createHmac('sha256', pepper).update(`${verificationId}\n${email}\n${code}`).digest('hex')
+}
+
+function codeMatches(expectedHex: string, actualHex: string): boolean {
+  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(actualHex, 'hex'))
+}
+
+async function emailTaken(services: Pick<Services, 'db'>, email: string): Promise<boolean> {
+  const [row] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
+  return row !== undefined
+}
+
+const guestMeta = { account_type: 'guest' }
+
+/** enforceRateLimit with a hint that says which limit it was. */
+async function limit(services: Services, key: string, rate: { limit: number; windowMs: number }, hint: string): Promise<void> {
+  try {
+    await enforceRateLimit(services.limiter, key, rate.limit, rate.windowMs, services.now())
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'RATE_LIMITED') throw new ApiError('RATE_LIMITED', hint, { ...error.extra, meta: guestMeta })
+    throw error
+  }
+}
+
+/** Issues a new code for (guest, e-mail), replacing any earlier one, and mails it. */
+export async function requestVerificationCode(services: Services, mailer: Mailer, guest: GuestSession, rawEmail: string) {
+  const email = normalizeEmail(rawEmail)
+  await limit(services, `register:guest:${guest.id}`, REGISTER_RATES.perGuest, 'This guest token has asked for too many codes; retry later.')
+  if (await emailTaken(services, email)) throw new ApiError('EMAIL_TAKEN', undefined, { meta: guestMeta })
+  // Addresses are keyed by their hash: the limiter's store never holds them in clear.
+  const emailKey = hashToken(email)
+  await limit(services, `register:email-minute:${emailKey}`, REGISTER_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait before asking again.')
+  await limit(services, `register:email-hour:${emailKey}`, REGISTER_RATES.perEmailHour, 'Too many codes were sent to this address this hour; retry later.')
+
+  const id = randomId('ev_')
+  const code = generateCode()
+  const now = new Date(services.now())
+  const expiresAt = new Date(now.getTime() + CODE_TTL_MS)
+  await services.db.transaction(async (tx) => {
+    await tx
+      .update(emailVerifications)
+      .set({ usedAt: now })
+      .where(and(eq(emailVerifications.guestId, guest.id), eq(emailVerifications.email, email), isNull(emailVerifications.usedAt)))
+    await tx.insert(emailVerifications).values({
+      id,
+      guestId: guest.id,
+      email,
+      codeHash: hashCode(codePepper(services.config), id, email, code),
+      expiresAt,
+      createdAt: now,
+    })
+  })
+  try {
+    await mailer.send(verificationMail(email, code, CODE_TTL_MS / 60_000))
+  } catch (error) {
+    // Nobody received this code: retire it. The address's one-a-minute budget is spent, hence Retry-After.
+    await services.db.update(emailVerifications).set({ usedAt: now }).where(eq(emailVerifications.id, id))
+    console.error(`[mail] verification code not delivered: ${error instanceof Error ? error.message : String(error)}`)
+    throw new ApiError('MAIL_UNAVAILABLE', undefined, { retryAfter: REGISTER_RATES.perEmailMinute.windowMs / 1000, meta: guestMeta })
+  }
+  return { email, expiresAt }
+}
+
+/**
+ * Checks the code and creates the account. The attempt is counted (atomically, capped) before the
+ * comparison, so parallel guesses cannot exceed five. Whether the address already has an account is
+ * told only to the holder of its right code (409): verify cannot be used to probe addresses.
+ */
+export async function verifyEmailCode(services: Services, guest: GuestSession, rawEmail: string, rawCode: string) {
+  const email = normalizeEmail(rawEmail)
+  const code = rawCode.replace(/[\s-]/g, '')
+  const now = new Date(services.now())
+  const [pending] = await services.db
+    .select()
+    .from(emailVerifications)
+    .where(and(eq(emailVerifications.guestId, guest.id), eq(emailVerifications.email, email), isNull(emailVerifications.usedAt)))
+    .orderBy(desc(emailVerifications.createdAt))
+    .limit(1)
+  if (!pending) {
+    throw new ApiError(
+      'INVALID_CODE',
+      'No code is waiting for this e-mail address and guest token (never requested, replaced by a newer one, or used); request one with POST /api/v1/guest/register.',
+      { remaining: null, meta: guestMeta },
+    )
+  }
+  if (pending.attempts >= MAX_CODE_ATTEMPTS) throw tooManyAttempts()
+  if (pending.expiresAt <= now) throw new ApiError('CODE_EXPIRED', undefined, { meta: guestMeta })
+  if (!/^\d{6}$/.test(code)) {
+    throw new ApiError('INVALID_CODE', 'The code is the six digits from the e-mail.', { remaining: MAX_CODE_ATTEMPTS - pending.attempts, meta: guestMeta })
+  }
+
+  const [counted] = await services.db
+    .update(emailVerifications)
+    .set({ attempts: sql`${emailVerifications.attempts} + 1` })
+    .where(and(eq(emailVerifications.id, pending.id), isNull(emailVerifications.usedAt), lt(emailVerifications.attempts, MAX_CODE_ATTEMPTS)))
+    .returning({ attempts: emailVerifications.attempts })
+  if (!counted) {
+    // Not counted: out of attempts, or used by a parallel verify since it was read.
+    const [current] = await services.db
+      .select({ usedAt: emailVerifications.usedAt })
+      .from(emailVerifications)
+      .where(eq(emailVerifications.id, pending.id))
+    if (current?.usedAt) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
+    throw tooManyAttempts()
+  }
+  if (!codeMatches(pending.codeHash, hashCode(codePepper(services.config), pending.id, email, code))) {
+    const remaining = MAX_CODE_ATTEMPTS - counted.attempts
+    if (remaining === 0) throw tooManyAttempts()
+    throw new ApiError('INVALID_CODE', `Wrong code; ${remaining} attempt${remaining === 1 ? '' : 's'} left.`, { remaining, limit: MAX_CODE_ATTEMPTS, meta: guestMeta })
+  }
+  // Registered meanwhile (from another guest session): the unique constraint would say so too.
+  if (await emailTaken(services, email)) throw new ApiError('EMAIL_TAKEN', undefined, { meta: guestMeta })
+  return createAccountFromGuest(services, guest, email, pending.id, now)
+}
+
+function tooManyAttempts(): ApiError {
+  return new ApiError('TOO_MANY_ATTEMPTS', undefined, {
+    remaining: 0,
+    limit: MAX_CODE_ATTEMPTS,
+    // A new code can be asked for once the address's one-a-minute window has passed.
+    retryAfter: REGISTER_RATES.perEmailMinute.windowMs / 1000,
+    meta: guestMeta,
+  })
+}
+
+/**
+ * One transaction: the account (the unique e-mail decides a race: the loser gets 409), the code used up,
+ * the first API key, the guest's links claimed, and the guest session retired (its token stops working:
+ * the session has become the account). The links' cache records do not change: a new account is Free.
+ */
+async function createAccountFromGuest(services: Services, guest: GuestSession, email: string, verificationId: string, now: Date) {
+  try {
+    return await services.db.transaction(async (tx) => {
+      const [account] = await tx.insert(accounts).values({ id: randomId('acct_'), email, plan: 'free', createdAt: now }).returning({ id: accounts.id })
+      const [used] = await tx
+        .update(emailVerifications)
+        .set({ usedAt: now })
+        .where(and(eq(emailVerifications.id, verificationId), isNull(emailVerifications.usedAt)))
+        .returning({ id: emailVerifications.id })
+      if (!used) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
+      const apiKey = await createApiKey(tx, account!.id, now)
+      const claimed = await tx
+        .update(links)
+        .set({ accountId: account!.id })
+        .where(and(eq(links.guestId, guest.id), isNull(links.accountId)))
+        .returning({ id: links.id })
+      await tx.update(guestSessions).set({ expiresAt: now }).where(eq(guestSessions.id, guest.id))
+      return { accountId: account!.id, apiKey, linksClaimed: claimed.length }
+    })
+  } catch (error) {
+    if (isUniqueViolation(error, ACCOUNT_EMAIL_CONSTRAINT)) throw new ApiError('EMAIL_TAKEN', undefined, { meta: guestMeta })
+    throw error
+  }
+}

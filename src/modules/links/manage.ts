@@ -1,0 +1,132 @@
+// Reading, changing and deleting an account's own links. A link of another account, or of nobody, is
+// 404 LINK_NOT_FOUND alike and nothing changes. Every change is written through to the cache after
+// the commit (a deleted link's key is deleted) and announced, so redirectors follow within a second.
+import { and, count, desc, eq, getTableColumns, or, sql, type SQL } from 'drizzle-orm'
+import { links } from '../../db/schema'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import type { AccountPrincipal } from '../account/keys'
+import { planIsPro, syncLinkCache, toCachedLink } from './cache'
+import { checkActivation, checkFutureExpiry, hashPassword, parseInstant } from './create'
+import { decodeCursor, encodeCursor } from './cursor'
+import type { LinkListInput, UpdateInput } from './model'
+import { toLinkRecord } from './service'
+import { normalizeHost, validateDestination } from './url'
+
+type LinkRow = typeof links.$inferSelect
+
+/** The host named by a `domain` query parameter; the default domain when there is none. */
+function hostOf(services: Services, domain: string | undefined): string {
+  return domain === undefined ? services.config.shortDomain : normalizeHost(domain)
+}
+
+function notFound(host: string, alias: string): ApiError {
+  return new ApiError('LINK_NOT_FOUND', `No link ${host}/${alias} in this account.`)
+}
+
+export async function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
+  const host = hostOf(services, domain)
+  const [row] = await services.db
+    .select()
+    .from(links)
+    .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
+    .limit(1)
+  if (!row) throw notFound(host, alias)
+  return row
+}
+
+/** `%` and `_` match themselves in a search; `\` is the escape character of LIKE. */
+export function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
+}
+
+/** created_at to the microsecond, as text: what a cursor carries. */
+const createdUs = sql<string>`((extract(epoch from ${links.createdAt}) * 1000000)::bigint)::text`
+
+export async function listLinks(services: Services, account: AccountPrincipal, query: LinkListInput) {
+  const limit = query.limit ?? 20
+  const offset = query.offset ?? 0
+  const position = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  const filters: SQL[] = [eq(links.accountId, account.id)]
+  if (query.domain !== undefined) filters.push(eq(links.domain, normalizeHost(query.domain)))
+  if (query.search !== undefined && query.search !== '') {
+    const pattern = likeSubstring(query.search)
+    filters.push(or(sql`${links.alias} ilike ${pattern} escape '\\'`, sql`${links.url} ilike ${pattern} escape '\\'`)!)
+  }
+  const matching = and(...filters)
+  const page = position
+    ? and(
+        matching,
+        sql`(${links.createdAt}, ${links.id}) < (timestamptz 'epoch' + ${position.createdUs}::bigint * interval '1 microsecond', ${position.id})`,
+      )
+    : matching
+  const [[totals], rows] = await Promise.all([
+    services.db.select({ n: count() }).from(links).where(matching),
+    services.db
+      .select({ ...getTableColumns(links), createdUs })
+      .from(links)
+      .where(page)
+      .orderBy(desc(links.createdAt), desc(links.id))
+      // One more than asked tells whether there is a next page.
+      .limit(limit + 1)
+      .offset(offset),
+  ])
+  const shown = rows.slice(0, limit)
+  const last = shown.at(-1)
+  return {
+    links: shown.map((row) => toLinkRecord(row, services)),
+    pagination: {
+      total: Number(totals?.n ?? 0),
+      limit,
+      offset,
+      next_cursor: rows.length > limit && last ? encodeCursor({ createdUs: last.createdUs, id: last.id }) : null,
+    },
+  }
+}
+
+/** The columns a PATCH changes; fields left out keep their value, null clears. */
+async function changes(services: Services, current: LinkRow, patch: UpdateInput): Promise<Partial<LinkRow>> {
+  const now = services.now()
+  const set: Partial<LinkRow> = {}
+  if (patch.url !== undefined) set.url = validateDestination(patch.url, services.config)
+  if (patch.expiration !== undefined) {
+    set.expiresAt = patch.expiration === null ? null : parseInstant(patch.expiration, 'body.expiration')
+    checkFutureExpiry(set.expiresAt, now, 'body.expiration')
+  }
+  if (patch.activated_at !== undefined) {
+    set.activatedAt = patch.activated_at === null ? null : parseInstant(patch.activated_at, 'body.activated_at')
+  }
+  checkActivation(
+    set.activatedAt === undefined ? current.activatedAt : set.activatedAt,
+    set.expiresAt === undefined ? current.expiresAt : set.expiresAt,
+    patch.activated_at !== undefined ? 'body.activated_at' : 'body.expiration',
+  )
+  if (patch.password !== undefined) set.passwordHash = patch.password === null ? null : await hashPassword(patch.password)
+  return set
+}
+
+export async function updateLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined, patch: UpdateInput): Promise<LinkRow> {
+  const current = await getOwnLink(services, account, alias, domain)
+  const set = await changes(services, current, patch)
+  if (Object.keys(set).length === 0) return current
+  const [row] = await services.db
+    .update(links)
+    .set({ ...set, updatedAt: new Date(services.now()) })
+    .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
+    .returning()
+  // Deleted between the read and the update.
+  if (!row) throw notFound(current.domain, alias)
+  await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
+  return row
+}
+
+export async function deleteLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<{ domain: string; alias: string }> {
+  const host = hostOf(services, domain)
+  const [row] = await services.db
+    .delete(links)
+    .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
+    .returning({ domain: links.domain, alias: links.alias })
+  if (!row) throw notFound(host, alias)
+  await syncLinkCache(services, row, null, { publish: true })
+  return row
+}

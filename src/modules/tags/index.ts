@@ -1,0 +1,155 @@
+// Tags (spec 4.3): GET/POST /api/v1/tags, DELETE /api/v1/tags/{tagId}, and a link's tags under
+// /api/v1/links/{alias}/tags. API keys only. The tag list and the created tag sit at top level (spec 2.1).
+import { Elysia } from 'elysia'
+import type { AccountPrincipal } from '../account/keys'
+import { authPlugin, type Principal } from '../../plugins/auth'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { idempotencyPlugin } from '../../plugins/idempotency'
+import type { Services } from '../../services'
+import { DomainQuery, LinkParams, LinkTagParams, MAX_TAGS_PER_ACCOUNT, TagIdParams, tagModels } from './model'
+import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
+
+/** The account behind an mk_ key; the `auth: 'mk'` option has already refused everything else. */
+export function accountOf(principal: Principal): AccountPrincipal {
+  if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED', 'This endpoint needs an API key (mk_).')
+  return principal.account
+}
+
+const accountMeta = (account: AccountPrincipal) => ({ account_type: account.plan })
+
+/** A link is named by alias plus an optional domain; given twice (body and query), both must agree. */
+function oneDomain(fromBody: string | undefined, fromQuery: string | undefined): string | undefined {
+  if (fromBody !== undefined && fromQuery !== undefined && fromBody.toLowerCase() !== fromQuery.toLowerCase()) {
+    throw new ApiError('VALIDATION_FAILED', 'body.domain: differs from the domain query parameter; send one of them')
+  }
+  return fromBody ?? fromQuery
+}
+
+const linkName = (domain: string, alias: string) => `${domain}/${alias}`
+
+export function tagsModule(services: Services) {
+  return new Elysia({ name: 'modules.tags' })
+    .use(errors)
+    .use(authPlugin(services))
+    .use(idempotencyPlugin(services))
+    .model(tagModels)
+    .get(
+      '/api/v1/tags',
+      async ({ principal }) => {
+        const account = accountOf(principal)
+        const tags = await listTags(services, account.id)
+        return { success: true, tags, meta: { ...accountMeta(account), usage: tagUsage(tags.length) } }
+      },
+      {
+        auth: 'mk',
+        response: { 200: 'TagListResponse', ...errorResponses(401, 429) },
+        detail: { tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${MAX_TAGS_PER_ACCOUNT} tags.` },
+      },
+    )
+    .post(
+      '/api/v1/tags',
+      async ({ principal, body, set }) => {
+        const account = accountOf(principal)
+        const { tag, total } = await createTag(services, account.id, body)
+        set.status = 201
+        return { success: true, tag, meta: { ...accountMeta(account), usage: tagUsage(total) } }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        body: 'CreateTagRequest',
+        response: { 201: 'TagResponse', ...errorResponses(400, 401, 409, 413, 429) },
+        detail: {
+          tags: ['tags'],
+          summary: 'Create a tag',
+          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${MAX_TAGS_PER_ACCOUNT} tags an account: the 21st is 409 TAG_LIMIT_REACHED.`,
+        },
+      },
+    )
+    .delete(
+      '/api/v1/tags/:tagId',
+      async ({ principal, params }) => {
+        const account = accountOf(principal)
+        const tagId = parseTagId(params.tagId)
+        await deleteTag(services, account.id, tagId)
+        const total = await countAccountTags(services, account.id)
+        return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: { ...accountMeta(account), usage: tagUsage(total) } }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        params: TagIdParams,
+        response: { 200: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        detail: { tags: ['tags'], summary: 'Delete a tag', description: 'The tag is removed from every link that carried it. Unknown ids and other accounts\' tags are 404 TAG_NOT_FOUND.' },
+      },
+    )
+    .get(
+      '/api/v1/links/:alias/tags',
+      async ({ principal, params, query }) => {
+        const account = accountOf(principal)
+        const tags = await listLinkTags(services, account.id, { alias: params.alias, domain: query.domain })
+        return { success: true, tags, meta: accountMeta(account) }
+      },
+      {
+        auth: 'mk',
+        params: LinkParams,
+        query: DomainQuery,
+        response: { 200: 'TagListResponse', ...errorResponses(400, 401, 404, 429) },
+        detail: { tags: ['tags'], summary: 'Tags of a link', description: 'Unknown links and other accounts\' links are 404 LINK_NOT_FOUND.' },
+      },
+    )
+    .post(
+      '/api/v1/links/:alias/tags',
+      async ({ principal, params, query, body, set }) => {
+        const account = accountOf(principal)
+        const ref = { alias: params.alias, domain: oneDomain(body.domain, query.domain) }
+        const { created, domain } = await assignTag(services, account.id, ref, body.tagId)
+        set.status = created ? 201 : 200
+        const where = linkName(domain, params.alias)
+        return {
+          success: true,
+          message: created ? `Tag ${body.tagId} assigned to ${where}.` : `Tag ${body.tagId} was already assigned to ${where}.`,
+          meta: accountMeta(account),
+        }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        params: LinkParams,
+        query: DomainQuery,
+        body: 'AssignTagRequest',
+        response: { 200: 'TagMessageResponse', 201: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 413, 429) },
+        detail: {
+          tags: ['tags'],
+          summary: 'Assign a tag to a link',
+          description: '201 when assigned, 200 when the tag was already on the link (idempotent). The link and the tag must both be yours: otherwise 404 LINK_NOT_FOUND or TAG_NOT_FOUND.',
+        },
+      },
+    )
+    .delete(
+      '/api/v1/links/:alias/tags/:tagId',
+      async ({ principal, params, query }) => {
+        const account = accountOf(principal)
+        const tagId = parseTagId(params.tagId)
+        const { removed, domain } = await unassignTag(services, account.id, { alias: params.alias, domain: query.domain }, tagId)
+        const where = linkName(domain, params.alias)
+        return {
+          success: true,
+          message: removed ? `Tag ${tagId} removed from ${where}.` : `Tag ${tagId} was not assigned to ${where}.`,
+          meta: accountMeta(account),
+        }
+      },
+      {
+        auth: 'mk',
+        idempotent: true,
+        params: LinkTagParams,
+        query: DomainQuery,
+        response: { 200: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        detail: {
+          tags: ['tags'],
+          summary: 'Remove a tag from a link',
+          description: 'Idempotent: 200 also when the tag was not on the link. Unknown or foreign links and tags are 404.',
+        },
+      },
+    )
+}
