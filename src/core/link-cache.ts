@@ -62,7 +62,7 @@ export function linkState(link: Pick<CachedLink, 'exp' | 'act'>, now: number): L
 
 /** Aliases that cannot be taken on the default domain because the API shares its host in the embedded default. */
 export const RESERVED_ALIASES = new Set([
-  'api', 'oauth', 'swagger', 'health', 'healthz', 'internal', '.well-known', 'admin', 'login', 'logout',
+  'api', 'oauth', 'swagger', 'health', 'healthz', 'internal', 'billing', '.well-known', 'admin', 'login', 'logout',
   'static', 'assets', 'favicon.ico', 'robots.txt', 'docs', 'status', 'metrics',
 ])
 

@@ -1,7 +1,7 @@
 // The browser side of billing and the provider's webhook:
-//   GET  /api/v1/billing/checkout/{id}   the short checkout URL: the local confirm page, or a redirect to
+//   GET  /billing/{id}                     the short checkout URL: the local confirm page, or a redirect to
 //                                        Stripe's payment page, or the checkout's state
-//   POST /api/v1/billing/checkout/{id}   the local provider's confirm button
+//   POST /billing/{id}                     the local provider's confirm button
 //   POST /api/v1/billing/stripe/webhook  Stripe's events, verified over the raw body
 // The checkout pages are HTML for people and stay out of the API document; the webhook is in it.
 import { Elysia } from 'elysia'

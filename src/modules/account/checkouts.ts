@@ -20,7 +20,7 @@ const CHECKOUT_ID_BYTES = 16
 /** Stripe Checkout Sessions expire after 24 hours by default; local checkouts live as long. */
 export const CHECKOUT_TTL_MS = 24 * 3600 * 1000
 /** Under /api/ so the embedded single-port server routes it to the API rather than to a short link. */
-export const CHECKOUT_PAGE_PATH = '/api/v1/billing/checkout'
+export const CHECKOUT_PAGE_PATH = '/billing'
 /** Links written through per round; keeps a large account from flooding the cache connection. */
 const CACHE_CONCURRENCY = 50
 const LINK_PAGE = 500

@@ -93,7 +93,7 @@ export const UpgradeResponse = t.Object(
         success: true,
         data: {
           checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
-          checkout_url: 'https://api.example.com/api/v1/billing/checkout/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          checkout_url: 'https://api.example.com/billing/co_3q2V8mJcQ1aXy0bq9Wc2rA',
           interval: 'monthly',
           price: '9.00 USD',
           expires_at: '2026-01-15T12:00:00.000Z',
@@ -127,7 +127,7 @@ export const CheckoutStatusResponse = t.Object(
         success: true,
         data: {
           checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
-          checkout_url: 'https://api.example.com/api/v1/billing/checkout/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          checkout_url: 'https://api.example.com/billing/co_3q2V8mJcQ1aXy0bq9Wc2rA',
           status: 'paid',
           interval: 'monthly',
           price: '9.00 USD',

@@ -62,7 +62,7 @@ describe('Stripe provider', () => {
     const user = await signUp(app, sink, { links: 2 })
     const { res, checkout } = await upgrade(user, 'yearly')
     expect(res.body.data, show(res)).toMatchObject({ interval: 'yearly', price: '90.00 USD' })
-    expect(res.body.data.checkout_url, show(res)).toStartWith('https://api.sho.rt/api/v1/billing/checkout/co_')
+    expect(res.body.data.checkout_url, show(res)).toStartWith('https://api.sho.rt/billing/co_')
     expect(checkout).toMatchObject({ provider: 'stripe', status: 'pending' })
     expect(checkout.providerRef).toMatch(/^cs_test_/)
 
@@ -154,7 +154,7 @@ describe('Stripe provider', () => {
     expect(expired.body.data.outcome, show(expired)).toBe('expired')
     const [row] = await api.deps.db.select().from(checkouts).where(eq(checkouts.id, second.checkout.id))
     expect(row!.status).toBe('expired')
-    const page = await call(app, 'GET', `/api/v1/billing/checkout/${second.checkout.id}`)
+    const page = await call(app, 'GET', `/billing/${second.checkout.id}`)
     expect(page.status).toBe(410)
 
     const unrelated = await deliver(stripe.event('invoice.paid', { id: 'in_1' }))

@@ -19,7 +19,7 @@ beforeAll(async () => {
 })
 afterAll(() => sink.close())
 
-const PAGE = 'https://api.sho.rt/api/v1/billing/checkout/'
+const PAGE = 'https://api.sho.rt/billing/'
 
 /** The path of a checkout URL, for app.handle. */
 const pathOf = (checkoutUrl: string) => new URL(checkoutUrl).pathname
@@ -170,10 +170,10 @@ describe('POST /api/v1/account/upgrade (local provider)', () => {
     expect(page.headers.get('referrer-policy')).toBe('no-referrer')
     expect(page.headers.get('cache-control')).toBe('no-store')
     for (const id of ['co_unknown', '<script>', 'x'.repeat(300)]) {
-      const missing = await call(app, 'GET', `/api/v1/billing/checkout/${encodeURIComponent(id)}`)
+      const missing = await call(app, 'GET', `/billing/${encodeURIComponent(id)}`)
       expect(missing.status, missing.text).toBe(404)
       expect(missing.text).not.toContain('<script>')
-      const post = await call(app, 'POST', `/api/v1/billing/checkout/${encodeURIComponent(id)}`)
+      const post = await call(app, 'POST', `/billing/${encodeURIComponent(id)}`)
       expect(post.status, post.text).toBe(404)
     }
   })
