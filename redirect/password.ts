@@ -4,6 +4,7 @@
 // with Bun.password and limits attempts per client IP and link. Right → the caller redirects and counts
 // the click; wrong → 401 with the form again; too many → 429. The password travels only in that POST
 // body and the internal call's body: never in a URL, a cookie or a log line.
+import { readCapped } from '../src/core/read-capped'
 import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
 import { notFoundPage, passwordPage, tooManyAttemptsPage, unavailablePage } from './pages'
 
@@ -75,20 +76,8 @@ export async function readForm(request: Request): Promise<URLSearchParams | null
   if (type !== 'application/x-www-form-urlencoded' || !request.body) return null
   const length = request.headers.get('content-length')
   if (length !== null && Number(length) > MAX_FORM_BYTES) return null
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > MAX_FORM_BYTES) {
-      await reader.cancel().catch(() => {})
-      return null
-    }
-    chunks.push(value)
-  }
-  return new URLSearchParams(new TextDecoder().decode(Buffer.concat(chunks)))
+  const bytes = await readCapped(request, MAX_FORM_BYTES)
+  return bytes === null ? null : new URLSearchParams(new TextDecoder().decode(bytes))
 }
 
 /**

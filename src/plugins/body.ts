@@ -3,6 +3,7 @@
 // Bun.serve's own maxRequestBodySize (a server option, default 128 MiB) stays the outer bound; this one
 // is what a client of the API meets, with a JSON answer.
 import { Elysia } from 'elysia'
+import { readCapped } from '../core/read-capped'
 import { ApiError } from './errors'
 
 /** A bulk request of 100 links at the longest field lengths is about 250 KiB; twice that is plenty. */
@@ -18,27 +19,9 @@ export function isJsonContentType(contentType: string): boolean {
 
 /** Reads at most `max` bytes of the body; more than that is refused without reading the rest. */
 export async function readBodyCapped(request: Request, max: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array()
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > max) {
-      await reader.cancel().catch(() => {})
-      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
-    }
-    chunks.push(value)
-  }
-  const out = new Uint8Array(total)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return out
+  const bytes = await readCapped(request, max)
+  if (bytes === null) throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
+  return bytes
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })

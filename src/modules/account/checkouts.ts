@@ -15,6 +15,8 @@ import { formatPrice, type BillingInterval } from './plans'
 import { accountMeta, loadAccount } from './service'
 
 export const CHECKOUT_PREFIX = 'co_'
+/** What a checkout id looks like; anything else (a NUL byte, a path) is not looked up at all. */
+const CHECKOUT_ID = /^co_[A-Za-z0-9_-]{8,64}$/
 /** 16 random bytes, 22 characters: unguessable, since the local page's id is its only credential. */
 const CHECKOUT_ID_BYTES = 16
 /** Stripe Checkout Sessions expire after 24 hours by default; local checkouts live as long. */
@@ -76,6 +78,7 @@ export async function startCheckout(services: Services, provider: BillingProvide
 
 /** A checkout of this account; another account's is "not found", like one that does not exist. */
 export async function findOwnCheckout(services: Pick<Services, 'db'>, accountId: string, id: string): Promise<CheckoutRow> {
+  if (!CHECKOUT_ID.test(id)) throw new ApiError('CHECKOUT_NOT_FOUND')
   const [row] = await services.db
     .select()
     .from(checkouts)
@@ -86,6 +89,7 @@ export async function findOwnCheckout(services: Pick<Services, 'db'>, accountId:
 }
 
 export async function findCheckout(services: Pick<Services, 'db'>, id: string): Promise<CheckoutRow | undefined> {
+  if (!CHECKOUT_ID.test(id)) return undefined
   const [row] = await services.db.select().from(checkouts).where(eq(checkouts.id, id)).limit(1)
   return row
 }
