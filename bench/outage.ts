@@ -19,19 +19,17 @@
 // a watchdog bounds the whole run.
 import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { Redis } from 'ioredis'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import type { BatcherStats } from '../redirect/batcher'
 import type { ResolverCounters } from '../redirect/resolver'
 import { spawnChdbHttp, type ChdbHttpProcess } from '../test/support/chdb-http-process'
-import { Cleanup, freePorts, log, sh, startChild, tail, waitFor, type Child } from './procs'
+import { benchRun, freePorts, log, optionReader, startApiAndRedirector, startChild, startServices, tail, type Child } from './procs'
 import { deleteSeededLinks, seedLinks, warmCache, type SeededLinks } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript, type WrkResult } from './wrk'
 
-const ROOT = join(import.meta.dir, '..')
 const RESULTS = join(import.meta.dir, 'results')
 /** Load before the ClickHouse outage, and after it (the issue: outage + 20 s of load in all). */
 const LEAD_S = 5
@@ -53,15 +51,7 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  const value = (name: string, fallback: string) => {
-    const at = args.indexOf(name)
-    return at === -1 ? fallback : (args[at + 1] ?? fallback)
-  }
-  const int = (name: string, fallback: number) => {
-    const n = Number(value(name, String(fallback)))
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`)
-    return n
-  }
+  const { value, int } = optionReader(args)
   const seconds = (name: string, fallback: string) => {
     const s = Math.round(durationMs(value(name, fallback)) / 1000)
     if (s < 1) throw new Error(`${name} must be at least 1s (wrk takes whole seconds)`)
@@ -84,41 +74,11 @@ function parseOptions(args: string[]): Options {
 }
 
 const options = parseOptions(process.argv.slice(2))
-const cleanup = new Cleanup()
-const workDir = mkdtempSync(join(tmpdir(), 'linkservice-outage-'))
-let failed = false
-let aborting = false
-
-async function abort(reason: string, code: number): Promise<void> {
-  if (aborting) return
-  aborting = true
-  log(`${reason}: stopping everything this run started`)
-  await cleanup.run()
-  log(`logs kept in ${workDir}`)
-  process.exit(code)
-}
-const watchdog = setTimeout(() => void abort(`watchdog: over ${Math.round(options.timeoutMs / 1000)} s`, 3), options.timeoutMs)
-process.on('SIGINT', () => void abort('SIGINT', 130))
-process.on('SIGTERM', () => void abort('SIGTERM', 143))
+const bench = benchRun('linkservice-outage-', options.timeoutMs)
+const { workDir, cleanup } = bench
 
 // ---------------------------------------------------------------------------------------------------
 // Processes
-
-function envLine(text: string, name: string): string {
-  const match = new RegExp(`^export ${name}=(\\S+)$`, 'm').exec(text)
-  if (!match) throw new Error(`scripts/services.sh env printed no ${name}`)
-  return match[1]!.replace(/^["']|["']$/g, '')
-}
-
-/** Postgres only: this run brings its own Redis. Stopped again only if this run started it. */
-async function startPostgres(): Promise<string> {
-  const services = join(ROOT, 'scripts/services.sh')
-  const before = await sh(['bash', services, 'status', 'postgres'], 30_000)
-  const started = await sh(['bash', services, 'start', 'postgres'], 240_000)
-  if (started.code !== 0) throw new Error(`scripts/services.sh start postgres exited ${started.code}`)
-  if (before.code !== 0) cleanup.push('postgres', () => sh(['bash', services, 'stop', 'postgres'], 60_000))
-  return envLine((await sh(['bash', services, 'env'], 30_000)).stdout, 'DATABASE_URL')
-}
 
 /** A redis-server of this run's own, in the foreground (so SIGTERM stops it), no persistence. */
 async function startRedis(port: number, generation: number): Promise<Child> {
@@ -215,7 +175,8 @@ const round2 = (x: number) => Math.round(x * 100) / 100
 
 async function main() {
   log(`work dir ${workDir}; ClickHouse outage ${options.outageS} s under ${options.rate} req/s (wrk -c${options.connections}), ${options.links} links; Redis outage ${options.redisLoadS} s at ${options.redisRate} req/s`)
-  const databaseUrl = await startPostgres()
+  // Postgres only: this run brings its own Redis.
+  const { databaseUrl } = await startServices(cleanup, 'postgres')
   const [apiPort, redirectPort, chdbPort, redisPort] = freePorts(4) as [number, number, number, number]
 
   let redis: Child | null = await startRedis(redisPort, 1)
@@ -227,28 +188,10 @@ async function main() {
   cleanup.push('chdb-http', async () => chdb?.stop())
   const chdbUrl = chdb.url
 
-  const shortDomain = `127.0.0.1:${redirectPort}`
-  const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    CLICKHOUSE_URL: chdbUrl,
-    INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
-    IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
-    PORT: String(apiPort),
-    REDIRECT_PORT: String(redirectPort),
-    API_INTERNAL_URL: `http://127.0.0.1:${apiPort}`,
-    SHORT_DOMAIN: shortDomain,
-    DATA_DIR: join(workDir, 'data'), // the click spool: fresh, never a previous run's
-    ...(options.maxPending !== undefined && { CLICK_MAX_PENDING: String(options.maxPending) }),
-  }
-  const api = startChild('api', [process.execPath, join(ROOT, 'src/api.ts')], { env, logFile: join(workDir, 'api.log'), cwd: ROOT })
-  cleanup.push('api', () => api.stop())
-  await waitFor(api, `http://127.0.0.1:${apiPort}/health`, 60_000)
-  const redirector = startChild('redirect', [process.execPath, join(ROOT, 'redirect/main.ts')], { env, logFile: join(workDir, 'redirect.log'), cwd: ROOT })
-  cleanup.push('redirect', () => redirector.stop())
-  const redirectUrl = `http://127.0.0.1:${redirectPort}`
-  await waitFor(redirector, `${redirectUrl}/health`, 60_000)
+  const { api, redirector, shortDomain, redirectUrl } = await startApiAndRedirector({
+    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdbUrl, apiPort, redirectPort,
+    env: options.maxPending !== undefined ? { CLICK_MAX_PENDING: String(options.maxPending) } : {},
+  })
 
   const database = await openDatabase({ databaseUrl, dataDir: workDir })
   cleanup.push('postgres client', () => database.close())
@@ -296,7 +239,7 @@ async function main() {
   writeFileSync(join(RESULTS, 'outage-latest.json'), `${JSON.stringify(summary, null, 2)}\n`)
   log('wrote bench/results/outage-latest.json')
   if (problems.length > 0) {
-    failed = true
+    bench.fail()
     log(`redirector log tail:\n${tail(redirector.logFile, 15)}`)
     log(`api log tail:\n${tail(api.logFile, 15)}`)
   }
@@ -679,18 +622,4 @@ function printSummary(s: {
   console.log(lines.join('\n'))
 }
 
-try {
-  await main()
-} catch (error) {
-  if (aborting) await new Promise(() => {})
-  log(`failed: ${(error as Error).stack ?? error}`)
-  failed = true
-}
-clearTimeout(watchdog)
-await cleanup.run()
-if (failed) {
-  log(`logs kept in ${workDir}`)
-  process.exit(1)
-}
-rmSync(workDir, { recursive: true, force: true })
-process.exit(0)
+await bench.run(main)

@@ -1,7 +1,13 @@
-// Process plumbing for the local bench runner: child processes with their output in log files, health
-// polling, free ports, and one cleanup stack that runs on success, error, SIGINT and the watchdog.
+// Process plumbing for the bench runners (bench/run.ts, bench/outage.ts): child processes with their
+// output in log files, health polling, free ports, one cleanup stack that runs on success, error, SIGINT
+// and the watchdog, and the frame every runner shares (work dir, watchdog, exit). The graceful stop and
+// the bounded output tail serve the test support's child processes too.
 import type { Subprocess } from 'bun'
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const ROOT = join(import.meta.dir, '..')
 
 export function log(line: string): void {
   console.error(`bench: ${line}`)
@@ -46,15 +52,29 @@ export function startChild(name: string, cmd: string[], options: { env: Record<s
     name,
     proc,
     logFile: options.logFile,
-    async stop(graceMs = 15_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode
-      proc.kill('SIGTERM')
-      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
-      await proc.exited
-      clearTimeout(timer)
-      return proc.exitCode
-    },
+    stop: (graceMs = 15_000) => stopProcess(proc, graceMs),
   }
+}
+
+/** `signal`, then SIGKILL if proc has not exited within graceMs; resolves with the exit code (at once if it has exited). */
+export async function stopProcess(proc: Subprocess, graceMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode
+  proc.kill(signal)
+  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
+  await proc.exited
+  clearTimeout(timer)
+  return proc.exitCode
+}
+
+/** Drains the streams in the background; returns what reads the last `keep` characters they wrote (together). */
+export function keepTail(streams: ReadableStream<Uint8Array>[], keep: number): () => string {
+  let text = ''
+  for (const stream of streams) {
+    void (async () => {
+      for await (const chunk of stream) text = (text + new TextDecoder().decode(chunk)).slice(-keep)
+    })()
+  }
+  return () => text
 }
 
 export function tail(file: string, lines = 25): string {
@@ -131,4 +151,134 @@ export async function withCpu<T>(pids: Record<string, number>, work: () => Promi
   const wall = (performance.now() - started) / 1000
   const cores = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]!) / wall) * 100) / 100]))
   return { result, cores }
+}
+
+/** `--name value` options: value() with a fallback, int() a positive whole number. */
+export function optionReader(args: string[]) {
+  const value = (name: string, fallback: string) => {
+    const at = args.indexOf(name)
+    return at === -1 ? fallback : (args[at + 1] ?? fallback)
+  }
+  const int = (name: string, fallback: number) => {
+    const n = Number(value(name, String(fallback)))
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`)
+    return n
+  }
+  return { value, int }
+}
+
+/**
+ * The frame of a bench runner, set up at once: a fresh work dir (prefix in the system's temporary
+ * directory), one cleanup stack, and a watchdog (exit 3), SIGINT (130) and SIGTERM (143) that stop
+ * everything the run started and exit, keeping the logs. run(main) does the rest.
+ */
+export function benchRun(prefix: string, timeoutMs: number) {
+  const workDir = mkdtempSync(join(tmpdir(), prefix))
+  const cleanup = new Cleanup()
+  let failed = false
+  let aborting = false
+  const abort = async (reason: string, code: number): Promise<void> => {
+    if (aborting) return
+    aborting = true
+    log(`${reason}: stopping everything this run started`)
+    await cleanup.run()
+    log(`logs kept in ${workDir}`)
+    process.exit(code)
+  }
+  const watchdog = setTimeout(() => void abort(`watchdog: over ${Math.round(timeoutMs / 1000)} s`, 3), timeoutMs)
+  process.on('SIGINT', () => void abort('SIGINT', 130))
+  process.on('SIGTERM', () => void abort('SIGTERM', 143))
+  return {
+    workDir,
+    cleanup,
+    /** Marks the run failed without stopping it: the logs are kept and the exit code is 1. */
+    fail() {
+      failed = true
+    },
+    /** Runs main, then the cleanup; exits 1 (logs kept) if main threw or fail() was called, else 0 (work dir removed). */
+    async run(main: () => Promise<void>): Promise<never> {
+      try {
+        await main()
+      } catch (error) {
+        // After SIGINT or the watchdog, the failure is only the killed wrk: abort() reports and exits.
+        if (aborting) await new Promise(() => {})
+        log(`failed: ${(error as Error).stack ?? error}`)
+        failed = true
+      }
+      clearTimeout(watchdog)
+      await cleanup.run()
+      if (failed) {
+        log(`logs kept in ${workDir}`)
+        process.exit(1)
+      }
+      rmSync(workDir, { recursive: true, force: true })
+      process.exit(0)
+    },
+  }
+}
+
+function envLine(text: string, name: string): string {
+  const match = new RegExp(`^export ${name}=(\\S+)$`, 'm').exec(text)
+  if (!match) throw new Error(`scripts/services.sh env printed no ${name}`)
+  return match[1]!.replace(/^["']|["']$/g, '')
+}
+
+/**
+ * Starts scripts/services.sh's Postgres and Redis (or only `service`), and puts stopping them on cleanup
+ * only if this run started them: someone else may be using services that were already up.
+ */
+export async function startServices(cleanup: Cleanup, service?: 'postgres' | 'redis'): Promise<{ databaseUrl: string; redisUrl: string }> {
+  const services = join(ROOT, 'scripts/services.sh')
+  const only = service ? [service] : []
+  const before = await sh(['bash', services, 'status', ...only], 30_000)
+  const started = await sh(['bash', services, 'start', ...only], 240_000)
+  if (started.code !== 0) throw new Error(`scripts/services.sh ${['start', ...only].join(' ')} exited ${started.code}`)
+  if (before.code !== 0) cleanup.push(service ?? 'postgres + redis', () => sh(['bash', services, 'stop', ...only], 60_000))
+  const env = (await sh(['bash', services, 'env'], 30_000)).stdout
+  return { databaseUrl: envLine(env, 'DATABASE_URL'), redisUrl: envLine(env, 'REDIS_URL') }
+}
+
+/**
+ * The API (src/api.ts) and the redirector (redirect/main.ts) as their own processes, as in production,
+ * logs in workDir (api.log, redirect.log), each on cleanup once started and healthy before the next
+ * starts; `started` runs on each right after it is spawned (e.g. to pin it to a CPU). Returns the
+ * environment both were given, with fresh secrets and DATA_DIR (the click spool) fresh in workDir.
+ */
+export async function startApiAndRedirector(options: {
+  cleanup: Cleanup
+  workDir: string
+  databaseUrl: string
+  redisUrl: string
+  clickhouseUrl: string
+  apiPort: number
+  redirectPort: number
+  env?: Record<string, string>
+  started?: (child: Child) => Promise<void>
+}) {
+  const { cleanup, workDir, apiPort, redirectPort } = options
+  const shortDomain = `127.0.0.1:${redirectPort}`
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    CLICKHOUSE_URL: options.clickhouseUrl,
+    INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
+    IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
+    PORT: String(apiPort),
+    REDIRECT_PORT: String(redirectPort),
+    API_INTERNAL_URL: `http://127.0.0.1:${apiPort}`,
+    SHORT_DOMAIN: shortDomain,
+    DATA_DIR: join(workDir, 'data'), // the click spool: fresh, never a previous run's
+    ...options.env,
+  }
+  const api = startChild('api', [process.execPath, join(ROOT, 'src/api.ts')], { env, logFile: join(workDir, 'api.log'), cwd: ROOT })
+  cleanup.push('api', () => api.stop())
+  await options.started?.(api)
+  await waitFor(api, `http://127.0.0.1:${apiPort}/health`, 60_000)
+  const redirector = startChild('redirect', [process.execPath, join(ROOT, 'redirect/main.ts')], { env, logFile: join(workDir, 'redirect.log'), cwd: ROOT })
+  cleanup.push('redirect', () => redirector.stop())
+  await options.started?.(redirector)
+  const redirectUrl = `http://127.0.0.1:${redirectPort}`
+  await waitFor(redirector, `${redirectUrl}/health`, 60_000)
+  return { api, redirector, env, shortDomain, redirectUrl }
 }

@@ -13,17 +13,15 @@
 // Writes bench/results/redirect-latest.json. Everything it starts, it stops (also on error and SIGINT).
 import { createClient } from '@clickhouse/client'
 import { Redis } from 'ioredis'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
-import { Cleanup, freePorts, log, median, sh, startChild, waitFor, withCpu } from './procs'
+import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu } from './procs'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript, type WrkResult } from './wrk'
 
-const ROOT = join(import.meta.dir, '..')
 const RESULTS = join(import.meta.dir, 'results')
 
 type Run = WrkResult & { cores: Record<string, number> }
@@ -31,15 +29,7 @@ type Run = WrkResult & { cores: Record<string, number> }
 interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean }
 
 function parseOptions(args: string[]): Options {
-  const value = (name: string, fallback: string) => {
-    const at = args.indexOf(name)
-    return at === -1 ? fallback : (args[at + 1] ?? fallback)
-  }
-  const int = (name: string, fallback: number) => {
-    const n = Number(value(name, String(fallback)))
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`)
-    return n
-  }
+  const { value, int } = optionReader(args)
   const duration = value('--duration', '10s')
   const rounds = int('--rounds', 2)
   // Setup (services, engines, seeding) plus every wrk run plus the click check, with room to spare.
@@ -50,40 +40,8 @@ function parseOptions(args: string[]): Options {
 }
 
 const options = parseOptions(process.argv.slice(2))
-const cleanup = new Cleanup()
-const workDir = mkdtempSync(join(tmpdir(), 'linkservice-bench-'))
-let failed = false
-let aborting = false
-
-async function abort(reason: string, code: number): Promise<void> {
-  if (aborting) return
-  aborting = true
-  log(`${reason}: stopping everything this run started`)
-  failed = true
-  await cleanup.run()
-  log(`logs kept in ${workDir}`)
-  process.exit(code)
-}
-const watchdog = setTimeout(() => void abort(`watchdog: over ${options.timeoutMs / 1000} s`, 3), options.timeoutMs)
-process.on('SIGINT', () => void abort('SIGINT', 130))
-process.on('SIGTERM', () => void abort('SIGTERM', 143))
-
-function envLine(text: string, name: string): string {
-  const match = new RegExp(`^export ${name}=(\\S+)$`, 'm').exec(text)
-  if (!match) throw new Error(`scripts/services.sh env printed no ${name}`)
-  return match[1]!.replace(/^["']|["']$/g, '')
-}
-
-async function startServices(): Promise<{ databaseUrl: string; redisUrl: string }> {
-  const services = join(ROOT, 'scripts/services.sh')
-  const before = await sh(['bash', services, 'status'], 30_000)
-  const started = await sh(['bash', services, 'start'], 240_000)
-  if (started.code !== 0) throw new Error(`scripts/services.sh start exited ${started.code}`)
-  // Stop only what this run started: someone else may be using services that were already up.
-  if (before.code !== 0) cleanup.push('postgres + redis', () => sh(['bash', services, 'stop'], 60_000))
-  const env = (await sh(['bash', services, 'env'], 30_000)).stdout
-  return { databaseUrl: envLine(env, 'DATABASE_URL'), redisUrl: envLine(env, 'REDIS_URL') }
-}
+const bench = benchRun('linkservice-bench-', options.timeoutMs)
+const { workDir, cleanup } = bench
 
 /** With --pin: moves every thread of pid onto one CPU (threads it starts later inherit it). */
 async function pin(pid: number, cpu: number): Promise<void> {
@@ -94,37 +52,19 @@ async function pin(pid: number, cpu: number): Promise<void> {
 
 async function main() {
   log(`work dir ${workDir}; wrk -t${options.threads} -c${options.connections} -d${options.duration}, ${options.links} links, ${options.rounds} rounds`)
-  const { databaseUrl, redisUrl } = await startServices()
+  const { databaseUrl, redisUrl } = await startServices(cleanup)
 
   const chdb = await spawnChdbHttp({ path: join(workDir, 'clickhouse') })
   cleanup.push('chdb-http', () => chdb.stop())
   await pin(chdb.pid, 0)
   log(`ClickHouse (chDB shim) at ${chdb.url}`)
 
-  const [apiPort, redirectPort, baselinePort] = freePorts(3)
-  const shortDomain = `127.0.0.1:${redirectPort}`
-  const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    CLICKHOUSE_URL: chdb.url,
-    INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
-    IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
-    PORT: String(apiPort),
-    REDIRECT_PORT: String(redirectPort),
-    API_INTERNAL_URL: `http://127.0.0.1:${apiPort}`,
-    SHORT_DOMAIN: shortDomain,
-    DATA_DIR: join(workDir, 'data'), // the click spool: fresh, never a previous run's
-  }
-  const api = startChild('api', [process.execPath, join(ROOT, 'src/api.ts')], { env, logFile: join(workDir, 'api.log'), cwd: ROOT })
-  cleanup.push('api', () => api.stop())
-  await pin(api.proc.pid, 0)
-  await waitFor(api, `http://127.0.0.1:${apiPort}/health`, 60_000)
-  const redirector = startChild('redirect', [process.execPath, join(ROOT, 'redirect/main.ts')], { env, logFile: join(workDir, 'redirect.log'), cwd: ROOT })
-  cleanup.push('redirect', () => redirector.stop())
-  await pin(redirector.proc.pid, 1)
-  const redirectUrl = `http://127.0.0.1:${redirectPort}`
-  await waitFor(redirector, `${redirectUrl}/health`, 60_000)
+  const [apiPort, redirectPort, baselinePort] = freePorts(3) as [number, number, number]
+  // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
+  const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
+    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort,
+    started: (child) => pin(child.proc.pid, child.name === 'api' ? 0 : 1),
+  })
   log(`api on :${apiPort}, redirector on :${redirectPort} (SHORT_DOMAIN ${shortDomain})`)
 
   const database = await openDatabase({ databaseUrl, dataDir: workDir })
@@ -301,19 +241,4 @@ function printSummary(s: {
   console.log(lines.join('\n'))
 }
 
-try {
-  await main()
-} catch (error) {
-  // After SIGINT or the watchdog, the failure is only the killed wrk: abort() reports and exits.
-  if (aborting) await new Promise(() => {})
-  log(`failed: ${(error as Error).stack ?? error}`)
-  failed = true
-}
-clearTimeout(watchdog)
-await cleanup.run()
-if (failed) {
-  log(`logs kept in ${workDir}`)
-  process.exit(1)
-}
-rmSync(workDir, { recursive: true, force: true })
-process.exit(0)
+await bench.run(main)

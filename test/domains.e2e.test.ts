@@ -8,7 +8,6 @@
 // process at a time, so everything the test writes straight to the database (an account, its API key,
 // the link on the custom domain) is written before the API starts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { eq } from 'drizzle-orm'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,10 +16,8 @@ import { openDatabase } from '../src/db/client'
 import { links } from '../src/db/schema'
 import { startTestDnsServer, type TestDnsServer } from '../src/dns/test-dns-server'
 import { newAccount, newLink, type TestAccount } from '../src/modules/tags/test-account'
-import { spawnChdbHttp, type ChdbHttpProcess } from './support/chdb-http-process'
-import { freePort, startEntry, startOwnRedis, TEST_SECRETS, type Child } from './support/processes'
-
-const redisBinary = Bun.which('redis-server')
+import { freePort, startEntry } from './support/processes'
+import { apiCall, clicksOf, eventually, redisServerBinary, startStack, type Stack } from './support/stack'
 
 describe('custom domains in the embedded default (one process, nothing configured but DNS_SERVERS)', () => {
   test('a verified domain serves its links, and on it every path is a short link, /api and /health included', async () => {
@@ -45,7 +42,7 @@ describe('custom domains in the embedded default (one process, nothing configure
       expect(verified.status, await verified.text()).toBe(200)
 
       const onHost = (path: string) => fetch(`${app.url}${path}`, { headers: { host }, redirect: 'manual' })
-      const served = await eventually(() => onHost('/health'), (r) => r.status === 302, 3000, 'alias "health" on the custom domain')
+      const { value: served } = await eventually(() => onHost('/health'), (r) => r.status === 302, 3000, { what: 'alias "health" on the custom domain' })
       expect(served.headers.get('location')).toBe(link.url)
       expect((await onHost('/api/v1/domains')).status, 'the API does not answer on a custom domain').toBe(404)
       expect((await fetch(`${app.url}/health`)).status, 'the service\'s own /health is untouched').toBe(200)
@@ -57,130 +54,86 @@ describe('custom domains in the embedded default (one process, nothing configure
   }, 60_000)
 })
 
-async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const started = Date.now()
-  for (;;) {
-    const value = await probe()
-    if (done(value)) return value
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})`)
-    await Bun.sleep(50)
-  }
-}
-
-describe.skipIf(!redisBinary)('custom domains across the API and the redirector', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-domains-'))
-  const dataDir = join(dir, 'data')
+describe.skipIf(!redisServerBinary)('custom domains across the API and the redirector', () => {
   const host = `go-${crypto.randomUUID().slice(0, 8)}.example.com`
-  let redis: Awaited<ReturnType<typeof startOwnRedis>>
-  let chdb: ChdbHttpProcess
   let dns: TestDnsServer
-  let api: Child
-  let redirector: Child
-  let clickhouse: ClickHouseClient
+  let stack: Stack
   let account: TestAccount
   let link: { id: string; alias: string; url: string }
 
   beforeAll(async () => {
-    const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir })
-    await database.migrate()
-    account = await newAccount(database.db)
-    // One character: custom domains allow aliases of 1-64 (4-64 on the default domain).
-    link = await newLink(database.db, account.id, host, 'z', 'https://example.com/custom-landing?c=1')
-    await database.close()
-
     dns = await startTestDnsServer()
-    redis = await startOwnRedis(dir)
-    chdb = await spawnChdbHttp({ path: join(dir, 'chdb') })
-    const apiPort = await freePort()
-    const redirectPort = await freePort()
-    const env = {
-      ...TEST_SECRETS,
-      REDIS_URL: redis!.url,
-      CLICKHOUSE_URL: chdb.url,
-      DATA_DIR: dataDir,
-      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-      SHORT_DOMAIN: `127.0.0.1:${redirectPort}`,
-      CLICK_FLUSH_MS: '200',
-    }
-    api = await startEntry('src/api.ts', { ...env, PORT: String(apiPort), DNS_SERVERS: dns.server, DNS_TIMEOUT_MS: '2000' }, apiPort)
-    redirector = await startEntry('redirect/main.ts', { ...env, REDIRECT_PORT: String(redirectPort), API_INTERNAL_URL: api.url }, redirectPort)
-    clickhouse = createClient({ url: chdb.url, request_timeout: 5000 })
+    stack = await startStack({
+      prefix: 'e2e-domains-',
+      prepare: async (where) => {
+        const database = await openDatabase(where)
+        await database.migrate()
+        account = await newAccount(database.db)
+        // One character: custom domains allow aliases of 1-64 (4-64 on the default domain).
+        link = await newLink(database.db, account.id, host, 'z', 'https://example.com/custom-landing?c=1')
+        await database.close()
+      },
+      apiEnv: { DNS_SERVERS: dns.server, DNS_TIMEOUT_MS: '2000' },
+    })
   }, 90_000)
 
   afterAll(async () => {
-    await clickhouse?.close()
-    await redirector?.stop()
-    await api?.stop()
-    await chdb?.stop()
-    await redis?.stop()
+    await stack?.stop()
     await dns?.close()
   }, 60_000)
 
-  const apiCall = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(api.url + path, {
-      method,
-      headers: { authorization: `Bearer ${account.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    return { status: response.status, text, body: JSON.parse(text) }
-  }
+  const call = (method: string, path: string, body?: unknown) => apiCall(stack.api.url, account.key, method, path, body)
 
   /** GET /<alias> at the redirector as a browser on `hostHeader` would send it. */
   const visit = (alias: string, hostHeader: string) =>
-    fetch(`${redirector.url}/${alias}`, { headers: { host: hostHeader }, redirect: 'manual' }).then(async (r) => ({
+    fetch(`${stack.redirector.url}/${alias}`, { headers: { host: hostHeader }, redirect: 'manual' }).then(async (r) => ({
       status: r.status,
       location: r.headers.get('location'),
       body: await r.text(),
     }))
 
   test('add → TXT record → verify → the link answers on its host; unknown hosts are 404; removal takes it down', async () => {
-    const added = await apiCall('POST', '/api/v1/domains', { hostname: host })
+    const added = await call('POST', '/api/v1/domains', { hostname: host })
     expect(added.status, added.text).toBe(201)
     const record = added.body.data.verification as { name: string; value: string }
     expect(record.name).toBe(`_linkservice.${host}`)
 
     // Not verified yet: the redirector does not serve the host.
-    expect((await visit(link.alias, host)).status, redirector.output()).toBe(404)
-    const early = await apiCall('POST', `/api/v1/domains/${host}/verify`)
+    expect((await visit(link.alias, host)).status, stack.redirector.output()).toBe(404)
+    const early = await call('POST', `/api/v1/domains/${host}/verify`)
     expect(early.status, early.text).toBe(400)
     expect(early.body.error, early.text).toBe('DOMAIN_NOT_VERIFIED')
     expect(early.body.hint, early.text).toContain(record.value)
 
     dns.setTxt(record.name, [record.value])
-    const verified = await apiCall('POST', `/api/v1/domains/${host}/verify`)
-    expect(verified.status, `${verified.text}\n${api.output()}`).toBe(200)
+    const verified = await call('POST', `/api/v1/domains/${host}/verify`)
+    expect(verified.status, `${verified.text}\n${stack.api.output()}`).toBe(200)
     expect(verified.body.data.verified, verified.text).toBe(true)
     expect(dns.questions, 'the API asked the DNS server').toContain(record.name)
 
-    const served = await eventually(() => visit(link.alias, host), (r) => r.status === 302, 3000, 'custom domain served')
+    const { value: served } = await eventually(() => visit(link.alias, host), (r) => r.status === 302, 3000, { what: 'custom domain served' })
     expect(served.location).toBe(link.url)
     // The Host header as browsers may send it: another case, a port, a trailing dot.
     expect((await visit(link.alias, `${host.toUpperCase()}:80`)).location).toBe(link.url)
     expect((await visit(link.alias, `${host}.`)).location).toBe(link.url)
 
     // The click is stored under the custom domain.
-    const clicks = async () => {
-      const result = await clickhouse.query({ query: 'SELECT count() AS n FROM clicks_v1 WHERE domain = {host:String} AND alias = {alias:String}', query_params: { host, alias: link.alias }, format: 'JSONEachRow' })
-      const [row] = await result.json<{ n: string | number }>()
-      return Number(row?.n ?? 0)
-    }
-    await eventually(clicks, (n) => n >= 1, 5000, 'click on the custom domain in ClickHouse')
+    await eventually(() => clicksOf(stack.clickhouse, link.alias, host), (n) => n >= 1, 5000, { what: 'click on the custom domain in ClickHouse' })
 
     // Unknown hosts and the alias on the default domain: 404, cheaply and without side effects.
     for (const other of ['unknown.example.net', `www.${host}`, 'evil.example.com:8080']) {
       expect((await visit(link.alias, other)).status, other).toBe(404)
     }
-    expect((await visit(link.alias, new URL(redirector.url).host)).status, 'the alias does not exist on the default domain').toBe(404)
-    const health = (await (await fetch(`${redirector.url}/health`)).json()) as { domains: { size: number; loads: number } }
+    expect((await visit(link.alias, new URL(stack.redirector.url).host)).status, 'the alias does not exist on the default domain').toBe(404)
+    const health = (await (await fetch(`${stack.redirector.url}/health`)).json()) as { domains: { size: number; loads: number } }
     expect(health.domains.size).toBeGreaterThanOrEqual(1)
 
-    const removed = await apiCall('DELETE', `/api/v1/domains/${host}`)
+    const removed = await call('DELETE', `/api/v1/domains/${host}`)
     expect(removed.status, removed.text).toBe(200)
     expect(removed.body.data.links_deleted, removed.text).toBe(1)
-    await eventually(() => visit(link.alias, host), (r) => r.status === 404, 3000, 'removed domain no longer served')
-    if (process.env.DATABASE_URL) {
-      const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir })
+    await eventually(() => visit(link.alias, host), (r) => r.status === 404, 3000, { what: 'removed domain no longer served' })
+    if (stack.databaseUrl) {
+      const database = await openDatabase({ databaseUrl: stack.databaseUrl, dataDir: stack.dataDir })
       expect(await database.db.select().from(links).where(eq(links.id, link.id))).toEqual([])
       await database.close()
     }

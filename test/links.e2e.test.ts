@@ -8,160 +8,120 @@
 // Postgres is the run's DATABASE_URL, or else PGlite under the API's DATA_DIR. PGlite belongs to one
 // process at a time, so the account and its API key are written before the process starts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/client'
 import { newAccount, type TestAccount } from '../src/modules/links/test-accounts'
-import { spawnChdbHttp, type ChdbHttpProcess } from './support/chdb-http-process'
-import { freePort, startEntry, startOwnRedis, TEST_SECRETS, type Child } from './support/processes'
+import { freePort, startEntry } from './support/processes'
+import { apiCall as api, clicksOf, eventually, redisServerBinary, startStack, type Stack } from './support/stack'
 
-const redisBinary = Bun.which('redis-server')
 /** The promise of issue 3: every change reaches the redirector within one second. */
 const PROPAGATION_BUDGET_MS = 1000
 
-async function accountIn(dataDir: string): Promise<TestAccount> {
-  const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir })
+async function accountIn(where: { dataDir: string; databaseUrl: string | undefined }): Promise<TestAccount> {
+  const database = await openDatabase(where)
   await database.migrate()
   const account = await newAccount(database.db, 'pro')
   await database.close()
   return account
 }
 
-async function api(base: string, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, text, body: JSON.parse(text) }
-}
-
-/** Polls `probe` until `done`; returns how long it took. */
-async function timeUntil(probe: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = performance.now()
-  while (!(await probe())) {
-    if (performance.now() - started > timeoutMs) return Infinity
-    await Bun.sleep(5)
-  }
-  return performance.now() - started
-}
-
 const manual = { redirect: 'manual' } as const
+
+/** How long until the short link answers `status` (polled every 5 ms; throws after 5 s). */
+async function msUntilStatus(shortUrl: string, status: number): Promise<number> {
+  const probe = async () => (await fetch(shortUrl, manual)).status
+  return (await eventually(probe, (s) => s === status, 5000, { everyMs: 5, what: `${shortUrl} answering ${status}` })).ms
+}
 const postPassword = (url: string, password: string) =>
   fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ password }) })
 
-describe.skipIf(!redisBinary)('managed links across the API and the redirector', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-links-'))
-  const dataDir = join(dir, 'data')
-  let redis: Awaited<ReturnType<typeof startOwnRedis>>
-  let chdb: ChdbHttpProcess
-  let apiProc: Child
-  let redirector: Child
-  let clickhouse: ClickHouseClient
+describe.skipIf(!redisServerBinary)('managed links across the API and the redirector', () => {
+  let stack: Stack
   let account: TestAccount
 
   beforeAll(async () => {
-    account = await accountIn(dataDir)
-    redis = await startOwnRedis(dir)
-    chdb = await spawnChdbHttp({ path: join(dir, 'chdb') })
-    const apiPort = await freePort()
-    const redirectPort = await freePort()
-    const env = {
-      ...TEST_SECRETS,
-      REDIS_URL: redis!.url,
-      CLICKHOUSE_URL: chdb.url,
-      DATA_DIR: dataDir,
-      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-      SHORT_DOMAIN: `127.0.0.1:${redirectPort}`,
-      CLICK_FLUSH_MS: '200',
+    stack = await startStack({
+      prefix: 'e2e-links-',
+      prepare: async (where) => {
+        account = await accountIn(where)
+      },
       // Long enough that only the invalidation, never the L1's own expiry, can explain a fast change.
-      L1_TTL_MS: '60000',
-    }
-    apiProc = await startEntry('src/api.ts', { ...env, PORT: String(apiPort) }, apiPort)
-    redirector = await startEntry('redirect/main.ts', { ...env, REDIRECT_PORT: String(redirectPort), API_INTERNAL_URL: apiProc.url }, redirectPort)
-    clickhouse = createClient({ url: chdb.url, request_timeout: 5000 })
+      env: { L1_TTL_MS: '60000' },
+    })
   }, 90_000)
 
   afterAll(async () => {
-    await clickhouse?.close()
-    await redirector?.stop()
-    await apiProc?.stop()
-    await chdb?.stop()
-    await redis?.stop()
+    await stack?.stop()
   }, 60_000)
 
   test(`an update and a delete reach a redirector holding the link within ${PROPAGATION_BUDGET_MS} ms`, async () => {
     const alias = `e2e-${crypto.randomUUID().slice(0, 10)}`
-    const created = await api(apiProc.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/v1', alias })
+    const created = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/v1', alias })
     expect(created.status, created.text).toBe(200)
     const shortUrl = created.body.data.short_url as string
-    expect(shortUrl).toBe(`${redirector.url}/${alias}`)
+    expect(shortUrl).toBe(`${stack.redirector.url}/${alias}`)
     // Warm the redirector's L1.
     for (let i = 0; i < 3; i++) expect((await fetch(shortUrl, manual)).headers.get('location')).toBe('https://example.com/v1')
 
     // The first PATCH and DELETE of a fresh process compile their routes; measure the steady state.
     const spare = `e2e-${crypto.randomUUID().slice(0, 10)}`
-    await api(apiProc.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/spare', alias: spare })
-    await api(apiProc.url, account.key, 'PATCH', `/api/v1/links/${spare}`, { url: 'https://example.com/spare-2' })
-    await api(apiProc.url, account.key, 'DELETE', `/api/v1/links/${spare}`)
+    await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/spare', alias: spare })
+    await api(stack.api.url, account.key, 'PATCH', `/api/v1/links/${spare}`, { url: 'https://example.com/spare-2' })
+    await api(stack.api.url, account.key, 'DELETE', `/api/v1/links/${spare}`)
     // Measured from the moment the change is sent: the API's commit, write-through and publish count too.
     let started = performance.now()
-    const patched = await api(apiProc.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { url: 'https://example.com/v2' })
+    const patched = await api(stack.api.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { url: 'https://example.com/v2' })
     expect(patched.status, patched.text).toBe(200)
-    await timeUntil(async () => (await fetch(shortUrl, manual)).headers.get('location') === 'https://example.com/v2', 5000)
+    const location = async () => (await fetch(shortUrl, manual)).headers.get('location')
+    await eventually(location, (l) => l === 'https://example.com/v2', 5000, { everyMs: 5, what: 'the update at the redirector' })
     const updateMs = performance.now() - started
-    expect(updateMs, redirector.output()).toBeLessThan(PROPAGATION_BUDGET_MS)
+    expect(updateMs, stack.redirector.output()).toBeLessThan(PROPAGATION_BUDGET_MS)
 
     started = performance.now()
-    const deleted = await api(apiProc.url, account.key, 'DELETE', `/api/v1/links/${alias}`)
+    const deleted = await api(stack.api.url, account.key, 'DELETE', `/api/v1/links/${alias}`)
     expect(deleted.status, deleted.text).toBe(200)
-    await timeUntil(async () => (await fetch(shortUrl, manual)).status === 404, 5000)
+    await msUntilStatus(shortUrl, 404)
     const deleteMs = performance.now() - started
-    expect(deleteMs, redirector.output()).toBeLessThan(PROPAGATION_BUDGET_MS)
+    expect(deleteMs, stack.redirector.output()).toBeLessThan(PROPAGATION_BUDGET_MS)
     console.log(`propagation to the redirector, from the API call: update ${updateMs.toFixed(0)} ms, delete ${deleteMs.toFixed(0)} ms`)
   }, 30_000)
 
   test('protecting a link, expiring it and scheduling it reach the redirector at once', async () => {
     const alias = `e2e-${crypto.randomUUID().slice(0, 10)}`
-    const created = await api(apiProc.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/guarded', alias })
+    const created = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/guarded', alias })
     const shortUrl = created.body.data.short_url as string
     expect((await fetch(shortUrl, manual)).status).toBe(302)
-    await api(apiProc.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { password: 'e2e secret' })
-    expect(await timeUntil(async () => (await fetch(shortUrl, manual)).status === 200, 5000)).toBeLessThan(PROPAGATION_BUDGET_MS)
-    await api(apiProc.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { password: null, activated_at: '2098-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' })
-    expect(await timeUntil(async () => (await fetch(shortUrl, manual)).status === 404, 5000)).toBeLessThan(PROPAGATION_BUDGET_MS)
-    await api(apiProc.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { activated_at: null, expiration: new Date(Date.now() + 1000).toISOString() })
+    await api(stack.api.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { password: 'e2e secret' })
+    expect(await msUntilStatus(shortUrl, 200)).toBeLessThan(PROPAGATION_BUDGET_MS)
+    await api(stack.api.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { password: null, activated_at: '2098-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' })
+    expect(await msUntilStatus(shortUrl, 404)).toBeLessThan(PROPAGATION_BUDGET_MS)
+    await api(stack.api.url, account.key, 'PATCH', `/api/v1/links/${alias}`, { activated_at: null, expiration: new Date(Date.now() + 1000).toISOString() })
     await Bun.sleep(1000)
-    expect(await timeUntil(async () => (await fetch(shortUrl, manual)).status === 410, 5000)).toBeLessThan(PROPAGATION_BUDGET_MS)
+    expect(await msUntilStatus(shortUrl, 410)).toBeLessThan(PROPAGATION_BUDGET_MS)
   }, 30_000)
 
   test('a password link: form, wrong password 401, right password 302 and one click in ClickHouse', async () => {
     const alias = `pw-${crypto.randomUUID().slice(0, 10)}`
-    const created = await api(apiProc.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/members', alias, password: 'e2e secret' })
+    const created = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/members', alias, password: 'e2e secret' })
     expect(created.status, created.text).toBe(200)
     const shortUrl = created.body.data.short_url as string
     const form = await fetch(shortUrl, manual)
     expect(form.status).toBe(200)
     expect(await form.text()).toContain('name="password"')
     const wrong = await postPassword(shortUrl, 'not it')
-    expect(wrong.status, redirector.output()).toBe(401)
+    expect(wrong.status, stack.redirector.output()).toBe(401)
     expect(wrong.headers.get('location')).toBeNull()
     const right = await postPassword(shortUrl, 'e2e secret')
-    expect(right.status, redirector.output()).toBe(302)
+    expect(right.status, stack.redirector.output()).toBe(302)
     expect(right.headers.get('location')).toBe('https://example.com/members')
     expect(right.headers.get('set-cookie')).toBeNull()
-    const counted = async () => {
-      const result = await clickhouse.query({ query: 'SELECT count() AS n FROM clicks_v1 WHERE alias = {alias:String}', query_params: { alias }, format: 'JSONEachRow' })
-      const [row] = await result.json<{ n: string | number }>()
-      return Number(row?.n ?? 0)
-    }
-    expect(await timeUntil(async () => (await counted()) === 1, 5000)).toBeLessThan(5000)
+    const counted = () => clicksOf(stack.clickhouse, alias)
+    expect((await eventually(counted, (n) => n === 1, 5000, { everyMs: 5, what: 'the click in ClickHouse' })).ms).toBeLessThan(5000)
     await Bun.sleep(400)
     expect(await counted()).toBe(1)
-    expect(apiProc.output() + redirector.output()).not.toContain('e2e secret')
+    expect(stack.api.output() + stack.redirector.output()).not.toContain('e2e secret')
   }, 30_000)
 })
 

@@ -2,6 +2,7 @@
 // interface) as a child process, since chDB binds one data directory per process and the processes under
 // test reach ClickHouse over HTTP anyway.
 import type { Subprocess } from 'bun'
+import { keepTail, stopProcess } from '../../bench/procs'
 
 export interface ChdbHttpProcess {
   url: string
@@ -24,10 +25,7 @@ export async function spawnChdbHttp(options: { path: string; port?: number }): P
     stderr: 'pipe',
     stdin: 'ignore',
   })
-  let errText = ''
-  void (async () => {
-    for await (const chunk of proc.stderr) errText = (errText + new TextDecoder().decode(chunk)).slice(-STDERR_KEEP)
-  })()
+  const errText = keepTail([proc.stderr], STDERR_KEEP)
 
   let url: string
   try {
@@ -35,21 +33,14 @@ export async function spawnChdbHttp(options: { path: string; port?: number }): P
   } catch (err) {
     proc.kill('SIGKILL')
     await proc.exited
-    throw new Error(`chdb-http did not start: ${(err as Error).message}\n${errText}`)
+    throw new Error(`chdb-http did not start: ${(err as Error).message}\n${errText()}`)
   }
   return {
     url,
     port: Number(new URL(url).port),
     pid: proc.pid,
-    stderr: () => errText,
-    async stop(graceMs = 10_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode
-      proc.kill('SIGTERM')
-      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
-      await proc.exited
-      clearTimeout(timer)
-      return proc.exitCode
-    },
+    stderr: errText,
+    stop: (graceMs = 10_000) => stopProcess(proc, graceMs),
   }
 }
 

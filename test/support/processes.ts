@@ -2,6 +2,7 @@
 // ports, and stops them at the end. Output is kept (bounded) for failure messages.
 import type { Subprocess } from 'bun'
 import { resolve } from 'node:path'
+import { keepTail, stopProcess } from '../../bench/procs'
 
 const root = resolve(import.meta.dir, '../..')
 const KEEP_OUTPUT = 8192
@@ -33,29 +34,17 @@ export async function startEntry(entry: string, env: Record<string, string>, por
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  let text = ''
-  for (const stream of [proc.stdout, proc.stderr]) {
-    void (async () => {
-      for await (const chunk of stream) text = (text + new TextDecoder().decode(chunk)).slice(-KEEP_OUTPUT)
-    })()
-  }
+  const output = keepTail([proc.stdout, proc.stderr], KEEP_OUTPUT)
   const url = `http://127.0.0.1:${port}`
   const child: Child = {
     url,
     proc,
-    output: () => text,
-    async stop(signal = 'SIGTERM', graceMs = 15_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode
-      proc.kill(signal)
-      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs)
-      await proc.exited
-      clearTimeout(timer)
-      return proc.exitCode
-    },
+    output,
+    stop: (signal = 'SIGTERM', graceMs = 15_000) => stopProcess(proc, graceMs, signal),
   }
   const deadline = Date.now() + 30_000
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry} exited with ${proc.exitCode}:\n${text}`)
+    if (proc.exitCode !== null) throw new Error(`${entry} exited with ${proc.exitCode}:\n${output()}`)
     try {
       if ((await fetch(url + healthPath, { signal: AbortSignal.timeout(1000) })).ok) return child
     } catch {
@@ -63,7 +52,7 @@ export async function startEntry(entry: string, env: Record<string, string>, por
     }
     if (Date.now() > deadline) {
       await child.stop('SIGKILL')
-      throw new Error(`${entry} not healthy within 30 s:\n${text}`)
+      throw new Error(`${entry} not healthy within 30 s:\n${output()}`)
     }
     await Bun.sleep(100)
   }
