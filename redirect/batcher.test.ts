@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ClickEvent } from '../src/core/clicks'
@@ -10,7 +10,7 @@ import { clickhouseSink } from './clickhouse-sink'
 const secret = 'test-ip-hash-secret-0123456789abcdef'
 
 function click(linkId: string, n: number): ClickEvent {
-  return { clickId: `${linkId}-${n}`, linkId, domain: 'sho.rt', alias: 'abcd', at: Date.now(), referrer: '', userAgent: 'ua', ip: '10.0.0.1', country: 'de' }
+  return { clickId: `${linkId}-${n}`, linkId, domain: 'sho.rt', alias: 'abcd', at: Date.now(), referrer: '', userAgent: 'ua', ip: '10.0.0.1', country: 'de', url: 'https://dest.example/' }
 }
 
 function options(overrides: Partial<ConstructorParameters<typeof ClickBatcher>[1]> = {}) {
@@ -122,6 +122,44 @@ describe('click batcher', () => {
     expect(rows[0]!.ip_hash).toMatch(/^[0-9a-f]{32}$/)
     expect(rows[0]!.ip_hash).not.toContain('10.0.0.1')
     expect(rows[0]!.country).toBe('DE')
+  })
+
+  test('enriched columns land: device, browser, OS, bot flag and reason, referrer host, UTM snapshot, country by IP', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
+    const url = 'https://shop.example/p?utm_source=news&utm_medium=email&utm_campaign=spring%20sale&utm_term=t&utm_content=hero'
+    const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1'
+    batcher.push({ ...click(linkId, 1), userAgent: iphone, referrer: 'https://News.Example.com/story?id=1', ip: '8.8.8.8', country: '', url })
+    batcher.push({ ...click(linkId, 2), userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', referrer: 'not a url', url: 'https://shop.example/plain' })
+    batcher.push({ ...click(linkId, 3), userAgent: '', referrer: '' })
+    await batcher.drain(2000)
+    const result = await client.query({
+      query: `SELECT click_id, country, device_type, browser, os, is_bot, bot_reason, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content
+              FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id`,
+      query_params: { linkId },
+      format: 'JSONEachRow',
+    })
+    const rows = await result.json()
+    const none = { utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '' }
+    expect(rows, JSON.stringify(rows)).toEqual([
+      { click_id: `${linkId}-1`, country: 'US', device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', is_bot: 0, bot_reason: '', referrer_host: 'news.example.com', utm_source: 'news', utm_medium: 'email', utm_campaign: 'spring sale', utm_term: 't', utm_content: 'hero' },
+      { click_id: `${linkId}-2`, country: 'DE', device_type: 'bot', browser: '', os: '', is_bot: 1, bot_reason: 'googlebot', referrer_host: '', ...none },
+      { click_id: `${linkId}-3`, country: 'DE', device_type: 'bot', browser: '', os: '', is_bot: 1, bot_reason: 'empty-user-agent', referrer_host: '', ...none },
+    ])
+  })
+
+  test('a batch spooled by the version before enrichment (9 columns) is written with defaults', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const opts = options()
+    const legacy = `c1\t${linkId}\tsho.rt\tabcd\t2026-01-02 03:04:05.006\t\tcurl/8\t${'a'.repeat(32)}\tFR\n`
+    writeFileSync(join(opts.spoolDir, `000000000000001-clk-legacy.json`), JSON.stringify({ token: `clk-${crypto.randomUUID()}`, label: 'shutdown', rows: 1, chunks: [legacy] }))
+    const batcher = new ClickBatcher(clickhouseSink(client), opts).start()
+    await until(() => batcher.snapshot().spooledFiles === 0)
+    await batcher.drain(1000)
+    const result = await client.query({ query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+    expect(await result.json()).toEqual([{ user_agent: 'curl/8', country: 'FR', device_type: '', is_bot: 0, utm_content: '' }])
   })
 
   test('header values with tabs, newlines and backslashes are stored exactly as sent', async () => {

@@ -3,7 +3,8 @@
 // push() is synchronous and never waits. Events collect in a buffer that is frozen into a batch when it
 // reaches batchSize ("size"), when the flush interval ticks ("interval") or at shutdown ("shutdown").
 // A frozen batch is encoded to TabSeparated rows in small slices between which the event loop serves
-// requests, so encoding a large batch never stalls redirects.
+// requests, so encoding a large batch never stalls redirects. Encoding is also where a click is enriched
+// (device, browser, OS, bot flag, referrer host, UTM snapshot, country by IP): src/core/clicks.ts.
 // A frozen batch gets its own dedup token before its first insert attempt, and keeps it through every
 // retry and across restarts (it is written to the spool with it), so a retry after a lost response is
 // dropped by ClickHouse instead of doubling the clicks. While ClickHouse is unreachable batches wait in
@@ -11,7 +12,7 @@
 // once ClickHouse is back. Nothing is dropped.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ClickEncoder, type ClickEvent } from '../src/core/clicks'
+import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
 
 export type FlushLabel = 'size' | 'interval' | 'shutdown'
 
@@ -34,6 +35,8 @@ export interface BatcherOptions {
   maxPendingRows: number
   spoolDir: string
   ipHashSecret: string
+  /** Country from the client IP when the CDN header gave none (default true; see src/core/enrich-geo.ts). */
+  geoByIp?: boolean
   /** First retry delay after a failed insert; doubles up to maxRetryDelayMs (default 1 s, so the backlog
    * starts flowing within a second of ClickHouse returning). */
   retryDelayMs?: number
@@ -63,6 +66,19 @@ export interface BatcherStats {
   flushes: Record<FlushLabel, number>
 }
 
+/** Columns of a row spooled before the enrichment columns existed (spool files then had no count). */
+const LEGACY_COLUMNS = 9
+
+/**
+ * Rows spooled by an older version have fewer columns than CLICK_COLUMNS: the missing trailing ones get
+ * their table defaults (is_bot 0, the rest empty), so an upgrade never leaves a spool file it cannot write.
+ */
+export function upgradeRows(chunks: string[], columns: number): string[] {
+  if (columns >= CLICK_COLUMNS.length) return chunks
+  const pad = CLICK_COLUMNS.slice(columns).map((c) => (c === 'is_bot' ? '\t0' : '\t')).join('')
+  return chunks.map((chunk) => chunk.replaceAll('\n', `${pad}\n`))
+}
+
 export class ClickBatcher {
   private buffer: ClickEvent[] = []
   private readonly encoder: ClickEncoder
@@ -86,7 +102,7 @@ export class ClickBatcher {
 
   constructor(private readonly sink: ClickSink, private readonly options: BatcherOptions) {
     this.retryDelay = options.retryDelayMs ?? 100
-    this.encoder = new ClickEncoder(options.ipHashSecret)
+    this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
     mkdirSync(options.spoolDir, { recursive: true })
     // Batches spooled by an earlier run (ClickHouse down at shutdown, or a crash while spooling) go first.
     this.spool = readdirSync(options.spoolDir).filter((f) => f.endsWith('.json')).sort().map((f) => join(options.spoolDir, f))
@@ -140,6 +156,9 @@ export class ClickBatcher {
   }
 
   private async encode(events: ClickEvent[], token: string, label: FlushLabel): Promise<void> {
+    // The first batch waits for the IP-to-country table (loaded once per thread, in slices); later ones
+    // find it ready.
+    await this.encoder.prepare(this.options.log)
     const chunks: string[] = []
     for (let start = 0; start < events.length; start += ENCODE_SLICE) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve))
@@ -164,7 +183,7 @@ export class ClickBatcher {
     // a half-written batch under a name the loader would read.
     const name = `${Date.now().toString().padStart(15, '0')}-${batch.token}.json`
     const file = join(this.options.spoolDir, name)
-    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, chunks: batch.chunks }))
+    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, columns: CLICK_COLUMNS.length, chunks: batch.chunks }))
     renameSync(`${file}.tmp`, file)
     this.spool.push(file)
     this.stats.spooledBatches++
@@ -182,8 +201,8 @@ export class ClickBatcher {
     const file = this.spool[0]
     if (!file) return null
     try {
-      const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Batch, 'file'>
-      return { ...saved, file }
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Batch, 'file'> & { columns?: number }
+      return { ...saved, chunks: upgradeRows(saved.chunks, saved.columns ?? LEGACY_COLUMNS), file }
     } catch {
       // Unreadable spool file: move it aside rather than loop on it, and keep it for a person to inspect.
       try {

@@ -1,18 +1,19 @@
 // How the serving thread hands clicks to the click worker: one string per click, appended to a chunk
 // that is posted every few milliseconds (one string crosses threads far more cheaply than many objects).
-// Trusted fields (ours, or validated) are tab-separated; the four a client controls travel
-// length-prefixed, so no character in them can break the framing and nothing needs escaping here.
+// Trusted fields (ours, or validated) are tab-separated; the four a client controls, and the
+// destination URL, travel length-prefixed, so no character in them can break the framing and nothing
+// needs escaping here.
 import type { ClickEvent } from '../src/core/clicks'
 
 /**
- * One row: clickId, linkId, domain, alias, at, the lengths of referrer, userAgent, ip and country, then
- * those four values back to back. clickId, linkId, domain and alias never contain a tab.
+ * One row: clickId, linkId, domain, alias, at, the lengths of referrer, userAgent, ip, country and url,
+ * then those five values back to back. clickId, linkId, domain and alias never contain a tab.
  */
 export function wireRow(e: ClickEvent): string {
-  return `${e.clickId}\t${e.linkId}\t${e.domain}\t${e.alias}\t${e.at}\t${e.referrer.length}\t${e.userAgent.length}\t${e.ip.length}\t${e.country.length}\t${e.referrer}${e.userAgent}${e.ip}${e.country}`
+  return `${e.clickId}\t${e.linkId}\t${e.domain}\t${e.alias}\t${e.at}\t${e.referrer.length}\t${e.userAgent.length}\t${e.ip.length}\t${e.country.length}\t${e.url.length}\t${e.referrer}${e.userAgent}${e.ip}${e.country}${e.url}`
 }
 
-const HEADER_FIELDS = 9
+const HEADER_FIELDS = 10
 
 /** Reads every row of a chunk. Throws on a malformed chunk: a bug, since only wireRow writes them. */
 export function readWire(chunk: string, onEvent: (event: ClickEvent) => void): void {
@@ -42,6 +43,7 @@ export function readWire(chunk: string, onEvent: (event: ClickEvent) => void): v
       userAgent: values[1]!,
       ip: values[2]!,
       country: values[3]!,
+      url: values[4]!,
     })
   }
 }

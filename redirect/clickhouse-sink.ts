@@ -16,6 +16,8 @@ export function clickhouseSink(client: ClickHouseClient): ClickSink {
         clickhouse_settings: {
           insert_deduplicate: 1,
           insert_deduplication_token: dedupToken,
+          // The hourly rollup is fed by a materialized view: a retried batch must be dropped there too.
+          deduplicate_blocks_in_dependent_materialized_views: 1,
           // Shows in system.query_log which trigger flushed the batch.
           log_comment: `clicks flush=${label}`,
         },

@@ -43,6 +43,7 @@ export async function createRedirector(config: Config, parts: { source: LinkSour
     countryHeader: config.countryHeader,
     clientIpHeader: config.clientIpHeader,
     domains,
+    clickKeys: config.clickSigningKeys,
   }
   return {
     resolver,

@@ -5,7 +5,7 @@ import { configOrExit, openRuntime } from './boot'
 
 const config = configOrExit()
 const runtime = await openRuntime(config)
-const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency }).listen({ port: config.port, maxRequestBodySize: 1024 * 1024 })
+const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }).listen({ port: config.port, maxRequestBodySize: 1024 * 1024 })
 console.log(`api listening on ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
 let stopping = false

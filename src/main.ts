@@ -20,6 +20,7 @@ const app = createApi({
   kv: runtime.adapters.kv,
   limiter: runtime.adapters.limiter,
   idempotency: runtime.adapters.idempotency,
+  clickhouse: runtime.clickhouse,
   requestIP: (request) => server?.requestIP(request)?.address ?? null,
 })
 

@@ -1,5 +1,6 @@
 // What the API is built from. createApi(deps) turns ApiDeps into Services once; every module and plugin
 // takes Services and passes plain values on to its service functions (never the Elysia Context).
+import type { ClickHouseClient } from '@clickhouse/client'
 import type { IdempotencyStore, Kv, Limiter } from './adapters/ports'
 import type { Config } from './core/config'
 import type { Db } from './db/client'
@@ -11,6 +12,8 @@ export interface ApiDeps {
   limiter: Limiter
   /** Idempotency-Key records (plugins/idempotency.ts). */
   idempotency: IdempotencyStore
+  /** Clicks and conversions for statistics (a server over HTTP, or chDB in-process). */
+  clickhouse: ClickHouseClient
   /** Clock in unix milliseconds; tests move it to expire tokens. */
   now?: () => number
   /**
@@ -35,6 +38,7 @@ export interface Services {
   kv: Kv
   limiter: Limiter
   idempotency: IdempotencyStore
+  clickhouse: ClickHouseClient
   now: () => number
   requestIP: ((request: Request) => string | null | undefined) | undefined
   counters: Counters
@@ -47,6 +51,7 @@ export function createServices(deps: ApiDeps): Services {
     kv: deps.kv,
     limiter: deps.limiter,
     idempotency: deps.idempotency,
+    clickhouse: deps.clickhouse,
     now: deps.now ?? Date.now,
     requestIP: deps.requestIP,
     counters: { cacheWriteFailures: 0, aliasCollisions: 0 },

@@ -1,6 +1,7 @@
 // Configuration, parsed once per process at boot. Code reads the returned object, never process.env.
 // Every failure names the variable so a bad deployment stops at start with a message a person can act on.
 import { isIP } from 'node:net'
+import { KID_PATTERN, type ClickSigningKey } from './click-id'
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -33,6 +34,8 @@ export interface Config {
   apiInternalUrl: string
   /** Secret for hashing client IPs before they are stored. */
   ipHashSecret: string
+  /** Keys of the mu_sig click signature (src/core/click-id.ts): the first signs, all verify. */
+  clickSigningKeys: ClickSigningKey[]
   /** Header set by a trusted CDN with the client's ISO country code, e.g. "cf-ipcountry". */
   countryHeader: string | undefined
   /** Header carrying the client IP when behind a trusted proxy, e.g. "x-forwarded-for". */
@@ -124,6 +127,31 @@ function secret(env: Env, name: string, embedded: boolean, fallback: () => strin
   return fallback()
 }
 
+/**
+ * CLICK_SIGNING_KEYS, "kid1:secret1,kid2:secret2": the first signs new click ids, all verify, so a secret
+ * rotates by putting a new key first and dropping the old one once its clicks are past the 30-day
+ * conversion window. Unset: a key random per process in the embedded default (one process signs and
+ * verifies); otherwise a key derived from INTERNAL_SECRET, which the API and the redirector already share.
+ */
+function clickSigningKeys(env: Env, name: string, embedded: boolean, internalSecret: string): ClickSigningKey[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') {
+    const derived = new Bun.CryptoHasher('sha256', internalSecret).update('click-signing-key').digest('base64url')
+    return [{ kid: embedded ? 'e0' : 'i0', secret: derived }]
+  }
+  const keys = raw.split(',').map((entry) => {
+    const colon = entry.indexOf(':')
+    const kid = entry.slice(0, colon).trim()
+    const secret = entry.slice(colon + 1).trim()
+    if (colon < 0 || !KID_PATTERN.test(kid)) throw new ConfigError(name, 'must be "kid:secret" pairs separated by commas, each kid 1-16 of A-Z a-z 0-9 _ -')
+    // 32 characters: the least that keeps an HMAC key out of brute-force reach (as secret() requires).
+    if (secret.length < 32) throw new ConfigError(name, `secret of key "${kid}" must be at least 32 characters`)
+    return { kid, secret }
+  })
+  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw new ConfigError(name, 'names a key id twice')
+  return keys
+}
+
 /** "ip", "ip:port" or "[ipv6]:port", comma-separated: what node:dns Resolver.setServers accepts. */
 function dnsServers(env: Env, name: string): string[] | undefined {
   const raw = env[name]
@@ -187,6 +215,7 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
   const shortBaseUrl = url(env, 'SHORT_BASE_URL', ['http:', 'https:']) ?? `http://${shortDomain}`
   const publicApiUrl = url(env, 'PUBLIC_API_URL', ['http:', 'https:']) ?? `http://localhost:${port}`
   const dataDir = env.DATA_DIR || './data'
+  const internalSecret = secret(env, 'INTERNAL_SECRET', embedded, randomSecret)
 
   return {
     port,
@@ -198,9 +227,10 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
     databaseUrl,
     redisUrl,
     clickhouseUrl,
-    internalSecret: secret(env, 'INTERNAL_SECRET', embedded, randomSecret),
+    internalSecret,
     apiInternalUrl: (url(env, 'API_INTERNAL_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, randomSecret),
+    clickSigningKeys: clickSigningKeys(env, 'CLICK_SIGNING_KEYS', embedded, internalSecret),
     countryHeader: env.TRUSTED_COUNTRY_HEADER?.toLowerCase() || undefined,
     clientIpHeader: env.TRUSTED_IP_HEADER?.toLowerCase() || undefined,
     dnsServers: dnsServers(env, 'DNS_SERVERS'),

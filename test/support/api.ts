@@ -2,6 +2,7 @@
 // memory and in-process adapters by default; real Postgres and Redis when DATABASE_URL / REDIS_URL are
 // set, as in CI's second pass). Tests never truncate: each makes its own tokens, IPs and links.
 import { openAdapters, type Adapters } from '../../src/adapters'
+import { testClickHouse } from './clickhouse'
 import { createApi, type ApiDeps } from '../../src/app'
 import { parseConfig, type Config } from '../../src/core/config'
 import { openDatabase, type Database } from '../../src/db/client'
@@ -37,7 +38,15 @@ export function testEngines(): Promise<{ database: Database; adapters: Adapters 
 
 export async function testApi(overrides: Partial<ApiDeps> = {}) {
   const { database, adapters } = await testEngines()
-  const deps: ApiDeps = { config: testConfig(), db: database.db, kv: adapters.kv, limiter: adapters.limiter, idempotency: adapters.idempotency, ...overrides }
+  const deps: ApiDeps = {
+    config: testConfig(),
+    db: database.db,
+    kv: adapters.kv,
+    limiter: adapters.limiter,
+    idempotency: adapters.idempotency,
+    clickhouse: await testClickHouse(),
+    ...overrides,
+  }
   return { app: createApi(deps), deps, database, adapters }
 }
 
