@@ -2,12 +2,14 @@
 // src/api.ts call .listen(); tests call app.handle(new Request(...)).
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'
+import { conversionsModule } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
+import { statsModule } from './modules/stats'
 import { body } from './plugins/body'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
@@ -27,7 +29,9 @@ export function createApi(deps: ApiDeps) {
     .use(accountModule(services))
     .use(linksModule(services))
     .use(tagsModule(services))
+    .use(statsModule(services))
     .use(domainsModule(services))
+    .use(conversionsModule(services))
     .use(internalModule(services))
 }
 

@@ -24,6 +24,10 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   /** No link with that (domain, alias). */
   LINK_NOT_FOUND: 404,
+  /** GET /links/{alias}/stats on a Free account; `data` carries the basic totals, `upgrade_url` the way to Pro. */
+  STATS_REQUIRES_PRO: 403,
+  /** Statistics: ClickHouse (the click store) does not answer; retry shortly. */
+  STATS_UNAVAILABLE: 503,
   /** No tag with that id in the caller's account. */
   TAG_NOT_FOUND: 404,
   /** The account already has a tag of that name (names are compared case-insensitively). */
@@ -86,6 +90,18 @@ export const ERROR_STATUS = {
   INTERNAL_ERROR: 500,
   /** A backing store (Postgres) does not answer. */
   SERVICE_UNAVAILABLE: 503,
+  /** Conversion: clickSignature is not the signature of this clickId (tampered, of another click, unknown key id). */
+  CLICK_SIGNATURE_INVALID: 401,
+  /** Conversion: the API key belongs to another account than the clicked link's. */
+  LINK_NOT_OWNED: 403,
+  /** Conversion attribution needs the link's account to be on Pro. */
+  PRO_REQUIRED: 403,
+  /** Conversion: occurredAt is before the click or more than five minutes in the future. */
+  OCCURRED_AT_INVALID: 400,
+  /** Conversion: more than 30 days after the click (spec section 8, attribution window). */
+  CONVERSION_WINDOW_CLOSED: 400,
+  /** Conversion: the eventId or (conversionType, externalOrderId) was already used for a different report. */
+  CONVERSION_CONFLICT: 409,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -99,6 +115,8 @@ const DEFAULT_HINT: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',
+  STATS_REQUIRES_PRO: 'Link statistics are a Pro feature; data has the basic totals. Upgrade with POST /api/v1/account/upgrade.',
+  STATS_UNAVAILABLE: 'Statistics are temporarily unavailable; retry shortly.',
   TAG_NOT_FOUND: 'No tag with that id in this account.',
   TAG_EXISTS: 'This account already has a tag with that name.',
   TAG_LIMIT_REACHED: 'An account can have at most 20 tags; delete one to make room.',
@@ -130,6 +148,12 @@ const DEFAULT_HINT: Record<ErrorCode, string> = {
   MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',
   SERVICE_UNAVAILABLE: 'A backing service is unavailable; retry shortly.',
+  CLICK_SIGNATURE_INVALID: 'clickSignature must be the mu_sig that came with this mu_click, unchanged.',
+  LINK_NOT_OWNED: 'This API key belongs to another account than the clicked link; use the link owner\'s key or the click signature.',
+  PRO_REQUIRED: 'Conversion attribution is a Pro feature; the link\'s account is not on Pro.',
+  OCCURRED_AT_INVALID: 'occurredAt must be after the click and at most five minutes in the future.',
+  CONVERSION_WINDOW_CLOSED: 'The 30-day attribution window of this click has closed.',
+  CONVERSION_CONFLICT: 'This eventId or externalOrderId was already reported with a different payload; send a new key for a new conversion.',
 }
 
 export interface ApiErrorExtra {

@@ -14,6 +14,7 @@ import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
 import { AliasParams, LinkListQuery, LinkQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { currentAccountMeta } from './quota'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
+import { clickNotices, clickTotals, withClicks } from '../stats/clicks'
 
 /** mk-only routes: the auth macro has refused every other token already. */
 function accountOf(principal: Principal): AccountPrincipal {
@@ -82,7 +83,7 @@ export function linksModule(services: Services) {
       async ({ query, principal }) => {
         const account = accountOf(principal)
         const data = await listLinks(services, account, query)
-        return { success: true, data, meta: await currentAccountMeta(services, account) }
+        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices(data.links)) }
       },
       {
         auth: 'mk',
@@ -123,7 +124,8 @@ export function linksModule(services: Services) {
       async ({ params, query, principal }) => {
         const account = accountOf(principal)
         const row = await getOwnLink(services, account, params.alias, query.domain)
-        return { success: true, data: toLinkRecord(row, services), meta: await currentAccountMeta(services, account) }
+        const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
+        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
       },
       {
         auth: 'mk',
@@ -138,7 +140,8 @@ export function linksModule(services: Services) {
       async ({ params, query, body, principal }) => {
         const account = accountOf(principal)
         const row = await updateLink(services, account, params.alias, query.domain, body)
-        return { success: true, data: toLinkRecord(row, services), meta: await currentAccountMeta(services, account) }
+        const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
+        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
       },
       {
         auth: 'mk',

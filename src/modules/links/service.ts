@@ -42,7 +42,7 @@ export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): 
     created_at: row.createdAt.toISOString(),
     expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
     has_password: row.passwordHash !== null,
-    // Click counts live in ClickHouse and arrive with statistics; a new link has none.
+    // A new link has no clicks; get, list and update fill in the counts from ClickHouse (stats/clicks.ts).
     clicks: 0,
     last_clicked_at: null,
   }

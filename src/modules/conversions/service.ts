@@ -1,0 +1,221 @@
+// Recording a conversion (spec 2.6, 4.4; DESIGN.md "Conversions"). Shared by the JSON endpoint and the
+// pixel: the same rules, the same atomic claim. The click id carries the link and the click time, the
+// signature proves the service issued it, so a browser needs no API key (spec 4.4 rule 7).
+//
+// Order of checks, and the answer of each (an Authorization header means API-key auth, see authenticateCaller):
+//   API key unknown or malformed                → 401 UNAUTHORIZED (rate limited per key: 429)
+//   field rules of spec 2.6 / 4.4               → 400 VALIDATION_FAILED naming the field
+//   no API key and no clickSignature           → 401 UNAUTHORIZED
+//   clickSignature not of this click id         → 401 CLICK_SIGNATURE_INVALID (tampered, other click, unknown kid)
+//   clickId not a click id (key path)           → 400 VALIDATION_FAILED
+//   link gone                                   → 404 LINK_NOT_FOUND
+//   API key of another account                  → 403 LINK_NOT_OWNED
+//   link's account not on Pro                   → 403 PRO_REQUIRED
+//   occurredAt before the click / > 5 min ahead → 400 OCCURRED_AT_INVALID
+//   occurredAt, or receipt, > 30 days after click → 400 CONVERSION_WINDOW_CLOSED
+//   same eventId / (type, externalOrderId), other payload → 409 CONVERSION_CONFLICT
+import { and, eq, or, type SQL } from 'drizzle-orm'
+import { parseClickId, verifyClickSignature } from '../../core/click-id'
+import { accounts, conversions, links } from '../../db/schema'
+import { authenticate } from '../../plugins/auth'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { randomId } from '../guest/service'
+
+export const CONVERSION_LIMITS = {
+  clickId: 64,
+  clickSignature: 128,
+  conversionType: 40,
+  externalOrderId: 120,
+  eventId: 120,
+  source: 80,
+  metadata: 4000,
+} as const
+/** Spec section 8: 30 days, last click. */
+export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600 * 1000
+/** Spec section 8: occurredAt at most five minutes in the future. */
+export const MAX_FUTURE_MS = 5 * 60 * 1000
+/** Types that are orders: they need externalOrderId (spec 4.4 rule 2). */
+export const ORDER_TYPES = new Set(['purchase', 'sale', 'refund'])
+export const CURRENCY_PATTERN = /^[A-Za-z]{3}$/
+/** numeric(24, 6) holds 18 integer digits; a bound well inside it. */
+export const MAX_VALUE = 1e15
+/** Per client IP, for calls authenticated by a click signature (API keys have their per-key limit). */
+export const CONVERSION_IP_RATE = { limit: 120, windowMs: 60_000 }
+
+export interface ConversionInput {
+  clickId: string
+  clickSignature?: string
+  conversionType: string
+  value?: number
+  currency?: string
+  externalOrderId?: string
+  eventId?: string
+  occurredAt?: string
+  source?: string
+  metadata?: unknown
+}
+
+export interface ConversionResult {
+  created: boolean
+  conversionId: string
+  clickId: string
+}
+
+/** Field rules a JSON schema cannot say (the pixel has no schema, so it checks everything here). */
+export function checkFields(input: ConversionInput): void {
+  const bad = (field: string, message: string): never => {
+    throw new ApiError('VALIDATION_FAILED', `body.${field}: ${message}`)
+  }
+  if (typeof input.clickId !== 'string' || input.clickId.length === 0 || input.clickId.length > CONVERSION_LIMITS.clickId) bad('clickId', `required, at most ${CONVERSION_LIMITS.clickId} characters`)
+  if (input.clickSignature !== undefined && (typeof input.clickSignature !== 'string' || input.clickSignature.length > CONVERSION_LIMITS.clickSignature)) bad('clickSignature', `at most ${CONVERSION_LIMITS.clickSignature} characters`)
+  if (typeof input.conversionType !== 'string' || input.conversionType.trim().length === 0 || input.conversionType.length > CONVERSION_LIMITS.conversionType) bad('conversionType', `required, 1-${CONVERSION_LIMITS.conversionType} characters`)
+  for (const field of ['externalOrderId', 'eventId', 'source'] as const) {
+    const v = input[field]
+    if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > CONVERSION_LIMITS[field])) bad(field, `1-${CONVERSION_LIMITS[field]} characters`)
+  }
+  if (input.value !== undefined) {
+    if (typeof input.value !== 'number' || !Number.isFinite(input.value) || input.value < 0 || input.value > MAX_VALUE) bad('value', 'must be a number >= 0')
+    if (input.currency === undefined) bad('currency', 'is required when value is given')
+  }
+  if (input.currency !== undefined && (typeof input.currency !== 'string' || !CURRENCY_PATTERN.test(input.currency))) bad('currency', 'must be a three-letter ISO 4217 code')
+  if (ORDER_TYPES.has(input.conversionType.trim().toLowerCase()) && input.externalOrderId === undefined) {
+    bad('externalOrderId', `is required for conversionType ${input.conversionType.trim().toLowerCase()}`)
+  }
+  if (input.externalOrderId === undefined && input.eventId === undefined) bad('eventId', 'is required when externalOrderId is absent')
+  if (input.occurredAt !== undefined && parseTime(input.occurredAt) === null) bad('occurredAt', 'must be an ISO 8601 date-time with a time zone')
+  if (input.metadata !== undefined) {
+    let serialized: string | undefined
+    try {
+      serialized = JSON.stringify(input.metadata)
+    } catch {
+      bad('metadata', 'must be JSON-serializable')
+    }
+    if (serialized !== undefined && serialized.length > CONVERSION_LIMITS.metadata) bad('metadata', `at most ${CONVERSION_LIMITS.metadata} serialized characters`)
+  }
+}
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
+
+function parseTime(value: string): number | null {
+  if (!DATE_TIME.test(value)) return null
+  const ms = Date.parse(value)
+  return Number.isFinite(ms) ? ms : null
+}
+
+/** JSON with object keys sorted, so a retry that orders its metadata differently is the same payload. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined)
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+/** What makes two reports "the same": every field the client sent except the credential. */
+function payloadHash(input: ConversionInput, occurredAtMs: number | null): string {
+  const payload = {
+    clickId: input.clickId,
+    conversionType: input.conversionType.trim().toLowerCase(),
+    value: input.value ?? null,
+    currency: input.currency?.toUpperCase() ?? null,
+    externalOrderId: input.externalOrderId ?? null,
+    eventId: input.eventId ?? null,
+    occurredAt: occurredAtMs,
+    source: input.source ?? null,
+    metadata: input.metadata ?? null,
+  }
+  return new Bun.CryptoHasher('sha256').update(canonical(payload)).digest('hex')
+}
+
+/** Who vouches for the report: the API key of an account, or (null) the click signature in the report. */
+export type KeyCaller = { accountId: string } | null
+
+/**
+ * The API key behind an Authorization header (per-key rate limit included, its X-RateLimit headers
+ * returned), or null when there is no header: the call then rests on the click signature.
+ */
+export async function authenticateCaller(
+  services: Services,
+  authorization: string | null,
+): Promise<{ caller: KeyCaller; rateHeaders: Record<string, string> }> {
+  if (authorization === null || authorization.trim() === '') return { caller: null, rateHeaders: {} }
+  const principal = await authenticate(services, 'mk', authorization)
+  if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+  return { caller: { accountId: principal.account.id }, rateHeaders: principal.rateHeaders }
+}
+
+/** Checks and records one conversion, for an API-key caller or (caller null) on the strength of the click signature. */
+export async function recordConversion(services: Services, input: ConversionInput, caller: KeyCaller): Promise<ConversionResult> {
+  checkFields(input)
+  const keyAccountId = caller?.accountId ?? null
+  if (caller === null) {
+    if (input.clickSignature === undefined) {
+      throw new ApiError('UNAUTHORIZED', 'Send clickSignature (the mu_sig of the redirect) or Authorization: Bearer <API key of the link\'s account>.')
+    }
+    if (!verifyClickSignature(input.clickId, input.clickSignature, services.config.clickSigningKeys)) throw new ApiError('CLICK_SIGNATURE_INVALID')
+  }
+  const click = parseClickId(input.clickId)
+  if (!click) throw new ApiError('VALIDATION_FAILED', 'body.clickId: is not a click id (the mu_click parameter of a redirect)')
+
+  const [link] = await services.db
+    .select({ id: links.id, accountId: links.accountId, plan: accounts.plan })
+    .from(links)
+    .leftJoin(accounts, eq(accounts.id, links.accountId))
+    .where(eq(links.id, click.linkId))
+    .limit(1)
+  if (!link) throw new ApiError('LINK_NOT_FOUND', 'The link of this click no longer exists.')
+  if (keyAccountId !== null && link.accountId !== keyAccountId) throw new ApiError('LINK_NOT_OWNED')
+  if (link.accountId === null || link.plan !== 'pro') throw new ApiError('PRO_REQUIRED')
+  const accountId = link.accountId
+
+  const now = services.now()
+  const given = input.occurredAt === undefined ? null : parseTime(input.occurredAt)
+  const occurredAt = given ?? now
+  if (occurredAt < click.atMs) throw new ApiError('OCCURRED_AT_INVALID', 'occurredAt is before the click.')
+  if (occurredAt > now + MAX_FUTURE_MS) throw new ApiError('OCCURRED_AT_INVALID', 'occurredAt is more than five minutes in the future.')
+  if (occurredAt - click.atMs > ATTRIBUTION_WINDOW_MS || now - click.atMs > ATTRIBUTION_WINDOW_MS + MAX_FUTURE_MS) {
+    throw new ApiError('CONVERSION_WINDOW_CLOSED')
+  }
+
+  const conversionType = input.conversionType.trim().toLowerCase()
+  const hash = payloadHash(input, given)
+  const id = randomId('cv_')
+  const inserted = await services.db
+    .insert(conversions)
+    .values({
+      id,
+      accountId,
+      linkId: link.id,
+      clickId: input.clickId,
+      conversionType,
+      value: input.value === undefined ? null : String(input.value),
+      currency: input.currency?.toUpperCase() ?? null,
+      externalOrderId: input.externalOrderId ?? null,
+      eventId: input.eventId ?? null,
+      occurredAt: new Date(occurredAt),
+      source: input.source ?? null,
+      metadata: input.metadata ?? null,
+      payloadHash: hash,
+      createdAt: new Date(now),
+    })
+    .onConflictDoNothing()
+    .returning({ id: conversions.id })
+  if (inserted.length > 0) return { created: true, conversionId: id, clickId: input.clickId }
+
+  // Lost the claim: the key is taken. The winner has committed (a unique index waits for it), so it is there.
+  const keys: SQL[] = []
+  if (input.eventId !== undefined) keys.push(eq(conversions.eventId, input.eventId))
+  if (input.externalOrderId !== undefined) {
+    keys.push(and(eq(conversions.conversionType, conversionType), eq(conversions.externalOrderId, input.externalOrderId))!)
+  }
+  const [original] = await services.db
+    .select({ id: conversions.id, clickId: conversions.clickId, payloadHash: conversions.payloadHash })
+    .from(conversions)
+    .where(and(eq(conversions.accountId, accountId), or(...keys)))
+    .limit(1)
+  if (!original || original.payloadHash !== hash) throw new ApiError('CONVERSION_CONFLICT')
+  return { created: false, conversionId: original.id, clickId: original.clickId }
+}

@@ -1,0 +1,67 @@
+// GET /links/{alias}/stats (spec 4.2 rule 4, 2.5): the caller's own link, found as the links module finds
+// it (getOwnLink: another account's link is 404 like an unknown one, so nothing leaks); then Pro gets the
+// statistics, Free a 403 STATS_REQUIRES_PRO carrying the basic totals. Bots are left out unless asked for.
+import { linkStats, type Period } from '../../analytics/stats'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import type { AccountPrincipal } from '../account/keys'
+import { PLAN_LIMITS } from '../account/plans'
+import { getOwnLink } from '../links/manage'
+import { currentAccountMeta, upgradeUrl } from '../links/quota'
+import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from './clicks'
+
+/**
+ * Extra sections of Pro statistics from other modules (e.g. conversions and revenue, issue 4 item 6):
+ * each gets the link and the period and returns fields merged into `data`. Passed to statsModule.
+ */
+export type StatsSection = (
+  services: Services,
+  link: { id: string; accountId: string | null },
+  opts: { period: Period; now: Date },
+) => Promise<Record<string, unknown>>
+
+export interface StatsRequest {
+  alias: string
+  domain: string | undefined
+  period: Period
+  includeBots: boolean
+}
+
+export async function statsFor(services: Services, account: AccountPrincipal, req: StatsRequest, sections: StatsSection[] = []) {
+  const row = await getOwnLink(services, account, req.alias, req.domain)
+  const head = { alias: row.alias, domain: row.domain, created_at: row.createdAt.toISOString() }
+
+  if (!PLAN_LIMITS[account.plan].stats) {
+    const totals = await clickTotals(services, [row.id])
+    const found = totals?.get(row.id)
+    const meta = await currentAccountMeta(services, account, totals ? [] : [{ ...CLICKS_UNAVAILABLE_NOTICE }])
+    throw new ApiError(
+      'STATS_REQUIRES_PRO',
+      'Link statistics are a Pro feature; data has this link\'s total clicks. Upgrade with POST /api/v1/account/upgrade.',
+      {
+        upgrade_url: upgradeUrl(services),
+        data: { ...head, total_clicks: found ? found.clicks : null, last_clicked_at: found ? found.last_clicked_at : null },
+        meta,
+      },
+    )
+  }
+
+  const now = new Date(services.now())
+  let data
+  try {
+    const [stats, ...parts] = await Promise.all([
+      linkStats(services.clickhouse, { linkId: row.id, period: req.period, includeBots: req.includeBots, now }),
+      ...sections.map((section) => section(services, row, { period: req.period, now })),
+    ])
+    data = Object.assign({ ...head, ...stats }, ...parts)
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    console.warn('[api] statistics unavailable:', error instanceof Error ? error.message : String(error))
+    throw new ApiError('STATS_UNAVAILABLE')
+  }
+  const meta = await currentAccountMeta(services, account)
+  return {
+    data,
+    meta: { ...meta, include_bots: req.includeBots },
+  }
+}
