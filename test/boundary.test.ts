@@ -1,7 +1,7 @@
 // The hot path stays small: redirect/ and src/core may import only src/core, ioredis and
 // @clickhouse/client (plus Bun and Node built-ins). Elysia, drizzle, Postgres drivers and the embedded
 // engines must never reach the redirector. The one exception is the click enrichment's data: a
-// user-agent parser and an IP-to-country table, pure and without I/O of their own, used only when a
+// user-agent parser, a bot pattern list and an IP-to-country table, pure and without I/O of their own, used only when a
 // batch of clicks is encoded (off the response path, on the click worker in the stand-alone redirector).
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
 const allowedPackages = new Set(['ioredis', '@clickhouse/client'])
-const enrichmentPackages = new Set(['ua-parser-js', '@ip-location-db/geo-whois-asn-country'])
+const enrichmentPackages = new Set(['ua-parser-js', 'isbot', '@ip-location-db/geo-whois-asn-country'])
 const ENRICHMENT_FILES = ['src/core/enrich.ts', 'src/core/enrich-geo.ts']
 
 function sourceFiles(dir: string): string[] {

@@ -30,8 +30,13 @@ describe('user agent enrichment', () => {
     expect(classifyUserAgent('python-requests/2.31.0')).toMatchObject({ isBot: true, botReason: 'python-requests' })
   })
 
-  test('an unknown but non-bot agent is "other"', () => {
-    expect(classifyUserAgent('SomeSmartFridge/1.0').deviceType).toBe('other')
+  test('a browser on neither a phone, a tablet nor a desktop OS is "other"', () => {
+    const console = 'Mozilla/5.0 (PlayStation; PlayStation 5/2.26) AppleWebKit/605.1.15 (KHTML, like Gecko)'
+    expect(classifyUserAgent(console)).toMatchObject({ deviceType: 'other', isBot: false, os: 'PlayStation' })
+  })
+
+  test('a bare product token that is no browser counts as a bot (isbot\'s rule)', () => {
+    expect(classifyUserAgent('SomeSmartFridge/1.0')).toMatchObject({ isBot: true, botReason: 'somesmartfridge' })
   })
 })
 

@@ -2,6 +2,7 @@
 // from the user agent, whether it is a bot (and why), the referrer's host, and the UTM parameters of
 // the destination at click time. All of it runs in the ClickEncoder, i.e. when a frozen batch is
 // encoded, never on the response path. Country by IP lives in enrich-geo.ts.
+import { isbotMatch } from 'isbot'
 import { UAParser } from 'ua-parser-js'
 
 export type DeviceType = 'desktop' | 'mobile' | 'tablet' | 'bot' | 'other'
@@ -15,24 +16,9 @@ export interface UserAgentInfo {
   botReason: string
 }
 
-// Tokens of crawlers, link unfurlers, monitors and HTTP libraries. A match is stored as bot_reason, so
-// a misfire is visible in the data. (isbot would be the usual choice, but it is Unlicense-licensed,
-// outside the MIT/ISC/Apache/CC0 set this project takes.) "cubot" is a phone brand, not a bot.
-const BOT_PATTERN = new RegExp(
-  [
-    '(?<!cu)bot\\b', 'bot[/_-]', 'crawl', 'spider', 'slurp', 'scrap', 'headless', 'phantomjs', 'lighthouse',
-    'curl/', 'wget', 'httpie', 'python-requests', 'python-urllib', 'aiohttp', 'httpx', 'okhttp', 'go-http-client',
-    'java/', 'apache-httpclient', 'libwww', 'node-fetch', 'axios/', 'undici', 'postmanruntime', 'insomnia',
-    'facebookexternalhit', 'facebookcatalog', 'meta-externalagent', 'whatsapp', 'telegram', 'discord', 'slack',
-    'skypeuripreview', 'embedly', 'vkshare', 'pinterest', 'redditbot', 'linkedinbot', 'twitterbot', 'preview',
-    'mediapartners-google', 'apis-google', 'feedfetcher', 'google-inspectiontool', 'chrome-lighthouse',
-    'pingdom', 'uptime', 'monitor', 'statuscake', 'ia_archiver', 'archive.org', 'nutch', 'yandex', 'baiduspider',
-    'semrush', 'ahrefs', 'mj12', 'petalbot', 'bytespider', 'gptbot', 'chatgpt', 'claude', 'anthropic',
-    'perplexity', 'ccbot', 'amazonbot', 'applebot', 'duckduckgo', 'bingpreview', 'validator', 'checker',
-  ].join('|'),
-  'i',
-)
-
+// Bots are recognised by isbot (Unlicense: a public-domain dedication), the maintained pattern list
+// most link services use. The stored bot_reason is the product token around what it matched, so a
+// misfire is visible in the data.
 const DESKTOP_OS = new Set(['Windows', 'Mac OS', 'macOS', 'Linux', 'Ubuntu', 'Debian', 'Fedora', 'Chromium OS', 'FreeBSD', 'OpenBSD', 'NetBSD', 'Solaris', 'Mint', 'Arch', 'Gentoo', 'SUSE', 'Red Hat', 'CentOS'])
 
 /**
@@ -42,8 +28,13 @@ const DESKTOP_OS = new Set(['Windows', 'Mac OS', 'macOS', 'Linux', 'Ubuntu', 'De
  */
 export function classifyUserAgent(userAgent: string): UserAgentInfo {
   if (userAgent.trim() === '') return { deviceType: 'bot', browser: '', os: '', isBot: true, botReason: 'empty-user-agent' }
-  const bot = BOT_PATTERN.exec(userAgent)
-  if (bot) return { deviceType: 'bot', browser: '', os: '', isBot: true, botReason: tokenAround(userAgent, bot.index, bot[0].length) }
+  const matched = isbotMatch(userAgent)
+  if (matched !== null) {
+    const at = userAgent.indexOf(matched)
+    // The product name only: "curl/8.4.0" → "curl".
+    const reason = tokenAround(userAgent, at < 0 ? 0 : at, matched.length).split(/[/ ]/)[0]!
+    return { deviceType: 'bot', browser: '', os: '', isBot: true, botReason: reason }
+  }
   // Only what is stored: engine and CPU are never computed.
   const parser = new UAParser(userAgent)
   const browser = parser.getBrowser().name ?? ''
