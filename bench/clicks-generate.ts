@@ -7,7 +7,7 @@
 //       [--links 1000] [--other-clicks 1000000] [--days 90] [--bot-percent 3]
 // The target link id and the generation time are written to <dir>/stats-dataset.json.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClickHouse, migrateClickHouse } from '../src/adapters/clickhouse'
@@ -79,6 +79,35 @@ FROM numbers({start:UInt64}, {count:UInt64})`
 export function readDataset(dir: string): Dataset | null {
   const file = join(dir, 'stats-dataset.json')
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Dataset) : null
+}
+
+/**
+ * Why a data set written by an earlier version cannot be measured, or null when it can. openClickHouse
+ * has applied every migration by then (0003's backfill fills the hourly rollup of older data sets), so
+ * what is left to check is the description file and that the rollup the statistics read agrees with the
+ * raw clicks of the target link.
+ */
+export async function datasetProblem(client: ClickHouseClient, dataset: Dataset): Promise<string | null> {
+  if (typeof dataset.targetLinkId !== 'string' || !Number.isFinite(dataset.endMs)) return 'stats-dataset.json lacks targetLinkId or endMs'
+  const result = await client.query({
+    query: `SELECT (SELECT count() FROM clicks_v1 WHERE link_id = {linkId:String}) AS raw,
+                   (SELECT sum(clicks) FROM clicks_hourly_v1 WHERE link_id = {linkId:String} AND dim = 'total') AS rollup`,
+    query_params: { linkId: dataset.targetLinkId },
+    format: 'JSONEachRow',
+  })
+  const row = (await result.json<{ raw: string; rollup: string }>())[0]
+  const raw = Number(row?.raw ?? 0)
+  const rollup = Number(row?.rollup ?? 0)
+  if (raw === 0) return `no clicks for ${dataset.targetLinkId} in clicks_v1`
+  if (rollup !== raw) return `clicks_hourly_v1 holds ${rollup} clicks for the link, clicks_v1 ${raw}`
+  return null
+}
+
+/** Empties the clicks tables (the schema stays, migrated) and forgets the data set description. */
+export async function resetDataset(client: ClickHouseClient, dir: string): Promise<void> {
+  await client.command({ query: 'TRUNCATE TABLE IF EXISTS clicks_v1' })
+  await client.command({ query: 'TRUNCATE TABLE IF EXISTS clicks_hourly_v1' })
+  rmSync(join(dir, 'stats-dataset.json'), { force: true })
 }
 
 export async function openClickHouse(dir: string): Promise<ClickHouseClient> {
