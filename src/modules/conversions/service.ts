@@ -21,6 +21,7 @@ import { authenticate } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { randomId } from '../guest/service'
+import { mirrorConversion } from './mirror'
 
 export const CONVERSION_LIMITS = {
   clickId: 64,
@@ -202,8 +203,22 @@ export async function recordConversion(services: Services, input: ConversionInpu
       createdAt: new Date(now),
     })
     .onConflictDoNothing()
-    .returning({ id: conversions.id })
-  if (inserted.length > 0) return { created: true, conversionId: id, clickId: input.clickId }
+    .returning({ id: conversions.id, value: conversions.value, currency: conversions.currency })
+  if (inserted.length > 0) {
+    // Committed in Postgres (the source of truth): now the analytics mirror, which never fails the report.
+    await mirrorConversion(services.clickhouse, {
+      conversionId: id,
+      linkId: link.id,
+      clickId: input.clickId,
+      accountId,
+      conversionType,
+      value: inserted[0]!.value,
+      currency: inserted[0]!.currency,
+      occurredAtMs: occurredAt,
+      createdAtMs: now,
+    })
+    return { created: true, conversionId: id, clickId: input.clickId }
+  }
 
   // Lost the claim: the key is taken. The winner has committed (a unique index waits for it), so it is there.
   const keys: SQL[] = []
