@@ -32,28 +32,12 @@ export interface Counters {
   aliasCollisions: number
 }
 
-export interface Services {
-  config: Config
-  db: Db
-  kv: Kv
-  limiter: Limiter
-  idempotency: IdempotencyStore
-  clickhouse: ClickHouseClient
+/** ApiDeps with the clock defaulted, plus the process counters. */
+export interface Services extends Omit<ApiDeps, 'now'> {
   now: () => number
-  requestIP: ((request: Request) => string | null | undefined) | undefined
   counters: Counters
 }
 
 export function createServices(deps: ApiDeps): Services {
-  return {
-    config: deps.config,
-    db: deps.db,
-    kv: deps.kv,
-    limiter: deps.limiter,
-    idempotency: deps.idempotency,
-    clickhouse: deps.clickhouse,
-    now: deps.now ?? Date.now,
-    requestIP: deps.requestIP,
-    counters: { cacheWriteFailures: 0, aliasCollisions: 0 },
-  }
+  return { ...deps, now: deps.now ?? Date.now, counters: { cacheWriteFailures: 0, aliasCollisions: 0 } }
 }
