@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis'
 import { assertMs, claimToken, tokenFingerprint } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
-import { DEFAULT_COMMAND_TIMEOUT_MS, connectRedis, quitRedis } from './redis-kv'
+import { ownOrBorrow, quitRedis } from './redis-kv'
 
 export const IDEMPOTENCY_PREFIX = 'idem:'
 
@@ -46,10 +46,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   /** A URL opens a connection this store owns; a client is borrowed and left open by close(). */
   constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
-    this.owned = typeof connection === 'string'
-    const client = typeof connection === 'string'
-      ? connectRedis(connection, { commandTimeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS })
-      : connection
+    const { client, owned } = ownOrBorrow(connection, opts.commandTimeoutMs)
+    this.owned = owned
     // defineCommand sends EVALSHA and falls back to EVAL once when the server has not cached the script.
     if (!('idempotencyClaim' in client)) {
       client.defineCommand('idempotencyClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })

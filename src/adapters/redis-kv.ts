@@ -158,6 +158,16 @@ export class RedisKv implements Kv {
   }
 }
 
+/**
+ * A Redis client for an adapter that may share one: a URL opens a connection the adapter owns (and
+ * closes), a client is borrowed and left open.
+ */
+export function ownOrBorrow(connection: string | Redis, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): { client: Redis; owned: boolean } {
+  return typeof connection === 'string'
+    ? { client: connectRedis(connection, { commandTimeoutMs }), owned: true }
+    : { client: connection, owned: false }
+}
+
 export async function quitRedis(client: Redis): Promise<void> {
   // QUIT waits for replies in flight; when Redis is unreachable there is nothing to wait for.
   await client.quit().catch(() => client.disconnect())

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis'
 import { limitResult } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
-import { DEFAULT_COMMAND_TIMEOUT_MS, connectRedis, quitRedis } from './redis-kv'
+import { ownOrBorrow, quitRedis } from './redis-kv'
 
 /**
  * One atomic step, so no crash or timeout between two round trips can leave a counter without expiry
@@ -30,10 +30,8 @@ export class RedisLimiter implements Limiter {
 
   /** A URL opens a connection this limiter owns; a client is borrowed and left open by close(). */
   constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
-    this.owned = typeof connection === 'string'
-    const client = typeof connection === 'string'
-      ? connectRedis(connection, { commandTimeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS })
-      : connection
+    const { client, owned } = ownOrBorrow(connection, opts.commandTimeoutMs)
+    this.owned = owned
     // defineCommand sends EVALSHA and falls back to EVAL once when the server has not cached the script.
     if (!('rateLimitHit' in client)) client.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
     this.client = client as WithHit

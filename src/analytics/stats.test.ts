@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { ClickHouseClient } from '@clickhouse/client'
-import { testClickHouse } from '../../test/support/clickhouse'
+import { insertTestClicks, testClickHouse, type TestClick } from '../../test/support/clickhouse'
 import { ALL_DAILY_MAX_DAYS, basicTotals, clickCounts, linkStats } from './stats'
-import { clickTimestamp } from '../core/clicks'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -13,35 +12,7 @@ let client: ClickHouseClient
 let seq = 0
 const newLink = () => `link_stats_${process.pid}_${Date.now()}_${seq++}`
 
-type Click = { at: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number }
-
-async function insert(linkId: string, clicks: Click[], dedupToken?: string): Promise<void> {
-  await client.insert({
-    table: 'clicks_v1',
-    format: 'JSONEachRow',
-    // As redirect/clickhouse-sink.ts writes a batch: a retried batch must reach the rollup once. Always
-    // a token of our own: the shared chDB session keeps the settings of earlier inserts (another
-    // file's token would make this batch look like a duplicate).
-    clickhouse_settings: {
-      insert_deduplicate: 1,
-      insert_deduplication_token: dedupToken ?? crypto.randomUUID(),
-      deduplicate_blocks_in_dependent_materialized_views: 1,
-    },
-    values: clicks.map((c, i) => ({
-      click_id: `${linkId}_${i}`,
-      link_id: linkId,
-      domain: 'sho.rt',
-      alias: 'a',
-      timestamp: clickTimestamp(c.at),
-      country: c.country ?? 'US',
-      referrer_host: c.referrer_host ?? '',
-      device_type: c.device_type ?? 'desktop',
-      browser: c.browser ?? 'Chrome',
-      os: c.os ?? 'Windows',
-      is_bot: c.is_bot ?? 0,
-    })),
-  })
-}
+const insert = (linkId: string, clicks: TestClick[], dedupToken?: string) => insertTestClicks(client, linkId, clicks, dedupToken)
 
 beforeAll(async () => {
   client = await testClickHouse()
@@ -117,7 +88,7 @@ describe('linkStats breakdowns', () => {
 
   test('each breakdown is ordered by clicks, then name, and cut to the top N', async () => {
     const link = newLink()
-    const clicks: Click[] = [
+    const clicks: TestClick[] = [
       ...Array.from({ length: 3 }, () => ({ at: at(0), country: 'DE', referrer_host: 'news.ycombinator.com', device_type: 'mobile', browser: 'Safari', os: 'iOS' })),
       ...Array.from({ length: 2 }, () => ({ at: at(0), country: 'FR', referrer_host: '' })),
       { at: at(0), country: 'BR', referrer_host: 't.co' },

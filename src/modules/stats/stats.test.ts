@@ -3,10 +3,9 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { and, eq } from 'drizzle-orm'
-import { clickTimestamp } from '../../core/clicks'
 import { conversions, links } from '../../db/schema'
 import { call, newGuestToken, show, testApi } from '../../../test/support/api'
-import { testClickHouse } from '../../../test/support/clickhouse'
+import { insertTestClicks, testClickHouse } from '../../../test/support/clickhouse'
 import { randomId } from '../guest/service'
 import { newAccount, newDomain, type TestAccount } from '../links/test-accounts'
 import { CLICK_COUNTS_BUDGET_MS } from './clicks'
@@ -22,30 +21,9 @@ beforeAll(async () => {
 
 type Click = { msAgo?: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number }
 
-async function insertClicks(linkId: string, clicks: Click[]): Promise<void> {
+function insertClicks(linkId: string, clicks: Click[]): Promise<void> {
   const now = Date.now()
-  await ch.insert({
-    table: 'clicks_v1',
-    format: 'JSONEachRow',
-    clickhouse_settings: {
-      insert_deduplicate: 1,
-      insert_deduplication_token: crypto.randomUUID(),
-      deduplicate_blocks_in_dependent_materialized_views: 1,
-    },
-    values: clicks.map((c, i) => ({
-      click_id: `${linkId}_${i}_${crypto.randomUUID()}`,
-      link_id: linkId,
-      domain: 'sho.rt',
-      alias: 'a',
-      timestamp: clickTimestamp(now - (c.msAgo ?? 0)),
-      country: c.country ?? 'US',
-      referrer_host: c.referrer_host ?? '',
-      device_type: c.device_type ?? 'desktop',
-      browser: c.browser ?? 'Chrome',
-      os: c.os ?? 'Windows',
-      is_bot: c.is_bot ?? 0,
-    })),
-  })
+  return insertTestClicks(ch, linkId, clicks.map(({ msAgo, ...rest }) => ({ ...rest, at: now - (msAgo ?? 0) })))
 }
 
 async function createLink(app: Api['app'], account: TestAccount, body: Record<string, unknown> = {}) {
