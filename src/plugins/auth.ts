@@ -77,7 +77,7 @@ export function authPlugin(services: Services) {
   const principals = new WeakMap<Request, Principal>()
   return new Elysia({ name: 'plugins.auth' }).macro({
     auth: (mode: AuthMode) => ({
-      detail: { security: [{ bearerAuth: [] }] },
+      detail: { security: [{ bearerAuth: [] }], 'x-auth': mode } as Record<string, unknown>,
       async transform({ request, set }) {
         const principal = await authenticate(services, mode, request.headers.get('authorization'))
         Object.assign(set.headers, principalRateHeaders(principal))

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi, TEST_INTERNAL_SECRET, type TestApp } from '../../test/support/api'
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { API_DOCUMENT_VERSION, normalizeDocument } from './docs'
+import { ERROR_STATUS } from './errors'
 
 /** Every public route, with whether it takes a bearer token. */
 const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
@@ -32,10 +34,12 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/health', false],
   ['post', '/api/analytics/link-conversion', true],
   ['get', '/api/analytics/link-conversion/pixel', false],
+  ['get', '/billing/{id}', false],
+  ['post', '/billing/{id}', false],
 ]
 
-/** Routes whose success answer is not JSON (the conversion pixel is a GIF); checked on their own below. */
-const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel'])
+/** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages); checked on their own below. */
+const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}'])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook'])
@@ -68,16 +72,10 @@ describe('GET /swagger/json', () => {
       const op = doc.paths[path]?.[method]
       const where = `${method.toUpperCase()} ${path}: ${JSON.stringify(op)?.slice(0, 400)}`
       expect(op, where).toBeDefined()
-      if (NOT_JSON.has(path)) {
-        expect(Object.keys(op.responses), where).toEqual(['200'])
-        // docs.ts keeps only JSON media types, so the GIF body is described in words (summary/description).
-        expect(typeof op.responses['200'].description, where).toBe('string')
-        expect(op.description, where).toContain('GIF')
-        expect(op.security, where).toBeUndefined()
-        continue
-      }
       expect(op.tags?.length, where).toBeGreaterThan(0)
       expect(typeof op.summary, where).toBe('string')
+      expect(op.security, where).toEqual(auth ? [{ bearerAuth: [] }] : [])
+      if (NOT_JSON.has(path)) continue
       for (const [status, response] of Object.entries(op.responses as Record<string, { description?: string; content?: object }>)) {
         expect(typeof response.description, `${where} ${status}`).toBe('string')
         expect(Object.keys(response.content ?? {}), `${where} ${status}`).toEqual(['application/json'])
@@ -87,20 +85,101 @@ describe('GET /swagger/json', () => {
       const okModel = doc.components.schemas[okRef.split('/').pop()!]
       expect(okModel?.examples?.length, `${where}: example of ${okRef}`).toBeGreaterThan(0)
       if (auth) {
-        expect(op.security, where).toEqual([{ bearerAuth: [] }])
         expect(op.responses['401'].content['application/json'].schema.$ref, where).toBe('#/components/schemas/ErrorResponse')
-      } else {
-        expect(op.security, where).toBeUndefined()
+        expect(Object.keys(op.responses['401'].content['application/json'].examples), where).toContain('UNAUTHORIZED')
+        expect(Object.keys(op.responses[okStatus].headers ?? {}), where).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
       }
       if (method === 'post' && !BODYLESS.has(path)) {
         const ref: string = op.requestBody.content['application/json'].schema.$ref
         expect(Object.keys(op.requestBody.content), where).toEqual(['application/json'])
         expect(doc.components.schemas[ref.split('/').pop()!]?.examples?.length, `${where}: example of ${ref}`).toBeGreaterThan(0)
-        expect(op.responses['400'], where).toBeDefined()
+        expect(Object.keys(op.responses['400'].content['application/json'].examples), where).toContain('MALFORMED_JSON')
       }
     }
     expect(doc.paths['/api/v1/shorten'].post.responses['429'].headers['Retry-After'], 'Retry-After documented').toBeDefined()
-    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '400', '401', '403', '409', '413', '429'])
+    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '400', '401', '403', '409', '413', '429', '503'])
+  })
+
+  test('error examples carry the codes the route answers with, each under its own status', () => {
+    const shorten = doc.paths['/api/v1/shorten'].post.responses
+    const codes = (status: string) => Object.keys(shorten[status].content['application/json'].examples)
+    expect(codes('409')).toEqual(expect.arrayContaining(['ALIAS_TAKEN', 'IDEMPOTENCY_IN_PROGRESS']))
+    expect(codes('403')).toEqual(['DOMAIN_NOT_ALLOWED'])
+    expect(codes('429')).toEqual(expect.arrayContaining(['GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED', 'RATE_LIMITED', 'GUEST_REQUEST_LIMIT']))
+    const stats = doc.paths['/api/v1/links/{alias}/stats'].get.responses
+    expect(Object.keys(stats['403'].content['application/json'].examples)).toEqual(['STATS_REQUIRES_PRO'])
+    expect(Object.keys(stats['404'].content['application/json'].examples)).toEqual(['LINK_NOT_FOUND'])
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          for (const [name, example] of Object.entries((response.content?.['application/json']?.examples ?? {}) as Record<string, any>)) {
+            const where = `${method.toUpperCase()} ${path} ${status} ${name}`
+            expect(example.value.error, where).toBe(name)
+            expect(String(ERROR_STATUS[name as keyof typeof ERROR_STATUS]), where).toBe(status)
+            expect(example.value.hint.length, where).toBeGreaterThan(0)
+          }
+        }
+      }
+    }
+  })
+
+  test('Idempotency-Key is a documented header exactly where the API honours it', () => {
+    const withKey = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, op]) => (op.parameters ?? []).some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'Idempotency-Key'))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    )
+    expect(withKey.sort()).toEqual(
+      [
+        'POST /api/v1/shorten',
+        'POST /api/v1/links/bulk',
+        'PATCH /api/v1/links/{alias}',
+        'DELETE /api/v1/links/{alias}',
+        'POST /api/v1/account/upgrade',
+        'POST /api/v1/tags',
+        'DELETE /api/v1/tags/{tagId}',
+        'POST /api/v1/links/{alias}/tags',
+        'DELETE /api/v1/links/{alias}/tags/{tagId}',
+        'POST /api/v1/domains',
+        'DELETE /api/v1/domains/{hostname}',
+      ].sort(),
+    )
+    const reused = doc.paths['/api/v1/shorten'].post.responses['400'].content['application/json'].examples
+    expect(Object.keys(reused)).toContain('IDEMPOTENCY_KEY_REUSED')
+  })
+
+  test('operationIds are readable and unique; every used tag is declared and every declared tag used', () => {
+    const ops = Object.values(doc.paths as Record<string, Record<string, { operationId: string; tags: string[] }>>).flatMap((item) => Object.values(item))
+    const ids = ops.map((op) => op.operationId)
+    for (const id of ids) expect(id, id).toMatch(/^[a-z][A-Za-z]+$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids).toEqual(expect.arrayContaining(['createLink', 'getLinkStats', 'createGuestToken', 'reportConversion']))
+    const used = new Set(ops.flatMap((op) => op.tags))
+    expect(new Set(doc.tags.map((t: { name: string }) => t.name))).toEqual(used)
+  })
+
+  test('the pixel answers a GIF; the checkout button posts a form; servers are given', () => {
+    const pixel = doc.paths['/api/analytics/link-conversion/pixel'].get
+    expect(Object.keys(pixel.responses['200'].content)).toEqual(['image/gif'])
+    const confirm = doc.paths['/billing/{id}'].post
+    expect(Object.keys(confirm.requestBody.content)).toEqual(['application/x-www-form-urlencoded'])
+    expect(Object.keys(confirm.responses['200'].content).sort()).toEqual(['application/json', 'text/html'])
+    expect(doc.servers?.length).toBeGreaterThan(0)
+  })
+
+  test('a real validator (swagger-parser) accepts the document', async () => {
+    // validate() dereferences in place: give it a copy.
+    await expect(SwaggerParser.validate(JSON.parse(raw))).resolves.toBeDefined()
+  })
+
+  test('every route of the app is in the document, but the internal ones and the UI', () => {
+    const routes = (app as unknown as { routes: { method: string; path: string }[] }).routes
+    const missing = routes
+      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && r.method !== 'HEAD' && r.method !== 'ALL')
+      .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}') }))
+      .filter((r) => !doc.paths[r.path]?.[r.method])
+    expect(missing).toEqual([])
+    expect(routes.length).toBeGreaterThan(PUBLIC_ROUTES.length)
   })
 
   test('every $ref resolves; integers are integers; no $id fragments', () => {

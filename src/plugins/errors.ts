@@ -106,7 +106,7 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS
 
-const DEFAULT_HINT: Record<ErrorCode, string> = {
+export const DEFAULT_HINT: Record<ErrorCode, string> = {
   VALIDATION_FAILED: 'The request does not match the documented schema; see /swagger.',
   MALFORMED_JSON: 'The request body is not valid JSON.',
   UNSUPPORTED_CONTENT_TYPE: 'Send the body as JSON with Content-Type: application/json.',
@@ -360,7 +360,23 @@ export const errors = new Elysia({ name: 'plugins.errors' })
     return apiError.toResponse(inherited)
   })
 
-/** The error responses a route lists in Swagger, by status. */
-export function errorResponses<const S extends 400 | 401 | 403 | 404 | 409 | 413 | 429 | 503>(...statuses: S[]) {
-  return Object.fromEntries(statuses.map((s) => [s, 'ErrorResponse'])) as { [K in S]: 'ErrorResponse' }
+/** The vendor keyword of an error schema that carries the codes a route answers with at one status. */
+export const ERROR_CODES_KEYWORD = 'x-error-codes'
+
+type StatusOf<C extends ErrorCode> = (typeof ERROR_STATUS)[C]
+
+/**
+ * The error responses a route lists in its document, named by the codes the route itself raises:
+ * `errorResponses('ALIAS_TAKEN', 'DOMAIN_NOT_ALLOWED')` gives a 409 and a 403 ErrorResponse, each
+ * carrying its codes so the document shows one example per code. A route with params or query
+ * schemas lists VALIDATION_FAILED. Codes every route of a kind shares (UNAUTHORIZED and rate limits
+ * with `auth`, the body codes with a JSON body, the Idempotency-Key codes with `idempotent`) are added
+ * by plugins/openapi-document.ts, not listed here.
+ */
+export function errorResponses<const C extends ErrorCode>(...codes: C[]): { [K in StatusOf<C>]: typeof ErrorResponse } {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code])
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [status, t.Object(ErrorResponse.properties, { [ERROR_CODES_KEYWORD]: list })]),
+  ) as { [K in StatusOf<C>]: typeof ErrorResponse }
 }

@@ -60,7 +60,22 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
         if (!target) return checkoutPage({ kind: 'processing' })
         return new Response(null, { status: 302, headers: { location: target, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
       },
-      { detail: { hide: true } },
+      {
+        detail: {
+          operationId: 'openCheckout',
+          tags: ['billing'],
+          summary: 'The short checkout URL: confirm page, or the payment page',
+          description:
+            'For people, in a browser: `data.checkout_url` of POST /api/v1/account/upgrade. With local billing an HTML page with a "Confirm upgrade" button; with Stripe a 302 to its payment page; once paid, expired or cancelled a page saying so (404 for an unknown id). `result=success|cancel` is how the payment page sends people back.',
+          security: [],
+          parameters: [{ name: 'result', in: 'query', required: false, schema: { type: 'string', enum: ['success', 'cancel'] } }],
+          responses: {
+            200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+            302: { description: 'To the payment provider\'s page', headers: { Location: { schema: { type: 'string', format: 'uri' } } } },
+            404: { description: 'No such checkout (an HTML page)', content: { 'text/html': { schema: { type: 'string' } } } },
+          },
+        } as Record<string, unknown>,
+      },
     )
     .post(
       `${CHECKOUT_PAGE_PATH}/:id`,
@@ -77,7 +92,27 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
         if (!result) return checkoutPage({ kind: 'not_found' })
         return checkoutPage({ kind: result.outcome === 'confirmed' ? 'confirmed' : result.outcome === 'already_paid' ? 'paid' : 'expired' })
       },
-      { detail: { hide: true } },
+      {
+        detail: {
+          operationId: 'confirmCheckout',
+          tags: ['billing'],
+          summary: 'Confirm a local checkout (the page\'s button)',
+          description:
+            'Local billing only (no STRIPE_SECRET_KEY): makes the account Pro. The page posts an empty form; a client that sends `Accept: application/json` gets JSON instead of a page (404 CHECKOUT_NOT_FOUND for an unknown id).',
+          security: [],
+          requestBody: { required: false, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: {} } } } },
+          responses: {
+            200: {
+              description: 'An HTML page, or with Accept: application/json the outcome',
+              content: {
+                'text/html': { schema: { type: 'string' } },
+                'application/json': { schema: { $ref: '#/components/schemas/CheckoutConfirmResponse' } },
+              },
+            },
+          },
+        } as Record<string, unknown>,
+        response: errorResponses('CHECKOUT_NOT_FOUND'),
+      },
     )
     .post(
       STRIPE_WEBHOOK_PATH,
@@ -109,9 +144,11 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
       },
       {
         body: 'StripeEvent',
-        response: { 200: 'WebhookResponse', ...errorResponses(400, 404, 413, 503) },
+        response: { 200: 'WebhookResponse', ...errorResponses('WEBHOOK_SIGNATURE_INVALID', 'MALFORMED_JSON', 'NOT_FOUND') },
         detail: {
-          tags: ['account'],
+          operationId: 'receiveStripeWebhook',
+          tags: ['billing'],
+          security: [],
           summary: 'Stripe webhook (for Stripe, not for clients)',
           description:
             'Verifies the Stripe-Signature header (HMAC-SHA256 of `t.raw body` under STRIPE_WEBHOOK_SECRET, timestamp within 5 minutes). checkout.session.completed (paid) and checkout.session.async_payment_succeeded mark the checkout paid and the account Pro; checkout.session.expired marks it expired; other events are acknowledged and ignored. 404 when Stripe is not configured.',

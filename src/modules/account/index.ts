@@ -43,8 +43,9 @@ export function accountModule(services: Services) {
       },
       {
         auth: 'gt/mk',
-        response: { 200: 'AccountStatusResponse', ...errorResponses(401, 404, 429) },
+        response: { 200: 'AccountStatusResponse', ...errorResponses('ACCOUNT_NOT_FOUND') },
         detail: {
+          operationId: 'getAccountStatus',
           tags: ['account'],
           summary: 'Plan, usage and features of the calling credential',
           description:
@@ -81,8 +82,9 @@ export function accountModule(services: Services) {
         transform(context) {
           if (context.body === null || context.body === undefined) (context as { body: unknown }).body = {}
         },
-        response: { 200: 'UpgradeResponse', ...errorResponses(400, 401, 404, 409, 413, 429, 503) },
+        response: { 200: 'UpgradeResponse', ...errorResponses('ALREADY_PRO', 'ACCOUNT_NOT_FOUND', 'BILLING_UNAVAILABLE') },
         detail: {
+          operationId: 'upgradeAccount',
           tags: ['account'],
           summary: 'Start an upgrade to Pro',
           description:
@@ -105,8 +107,8 @@ export function accountModule(services: Services) {
       {
         auth: 'mk',
         params: t.Object({ checkout_id: t.String({ maxLength: 64, description: 'checkout_id from POST /account/upgrade' }) }),
-        response: { 200: 'CheckoutStatusResponse', ...errorResponses(400, 401, 404, 429) },
-        detail: { tags: ['account'], summary: 'State of an upgrade checkout of this account' },
+        response: { 200: 'CheckoutStatusResponse', ...errorResponses('VALIDATION_FAILED', 'CHECKOUT_NOT_FOUND') },
+        detail: { operationId: 'getCheckout', tags: ['account'], summary: 'State of an upgrade checkout of this account' },
       },
     )
     .use(billingRoutes(services, billing))

@@ -167,4 +167,25 @@ export const WebhookResponse = t.Object(
   { examples: [{ success: true, data: { event_id: 'evt_1Nq', outcome: 'paid' }, meta: {} }] },
 )
 
-export const accountModels = { AccountStatusResponse, UpgradeRequest, UpgradeResponse, CheckoutStatusResponse, StripeEvent, WebhookResponse }
+export const CheckoutConfirmResponse = t.Object(
+  {
+    success: t.Boolean(),
+    data: t.Object({
+      checkout_id: t.String(),
+      outcome: t.String({ enum: ['confirmed', 'already_paid', 'expired'], description: 'What this confirmation did' }),
+      status: t.String({ enum: ['pending', 'paid', 'expired'] }),
+    }),
+    meta: Meta,
+  },
+  { examples: [{ success: true, data: { checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA', outcome: 'confirmed', status: 'paid' }, meta: {} }] },
+)
+
+export const accountModels = {
+  AccountStatusResponse,
+  UpgradeRequest,
+  UpgradeResponse,
+  CheckoutStatusResponse,
+  CheckoutConfirmResponse,
+  StripeEvent,
+  WebhookResponse,
+}

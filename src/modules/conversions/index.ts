@@ -64,18 +64,22 @@ export function conversionsModule(services: Services) {
       },
       {
         body: 'ConversionRequest',
-        response: { 200: 'ConversionResponse', 201: 'ConversionResponse', ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+        response: { 200: 'ConversionResponse', 201: 'ConversionResponse', ...errorResponses('OCCURRED_AT_INVALID', 'CONVERSION_WINDOW_CLOSED', 'UNAUTHORIZED', 'CLICK_SIGNATURE_INVALID', 'LINK_NOT_OWNED', 'PRO_REQUIRED', 'LINK_NOT_FOUND', 'CONVERSION_CONFLICT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE') },
         detail: {
+          operationId: 'reportConversion',
           tags: ['conversions'],
           summary: 'Report a conversion of a click',
           security: [{ bearerAuth: [] }],
+          // Authenticated here rather than by the auth option (a key or a signature), with the same
+          // 401, 429 and rate-limit headers an mk_ route documents.
+          'x-auth': 'mk',
           description: [
             'Authenticated EITHER by `Authorization: Bearer <mk_ key>` of the clicked link\'s account (server side) OR, with no Authorization header, by `clickSignature` = the `mu_sig` the redirect appended (browser side: never put an API key in a browser).',
             'Rules (spec 2.6, 4.4): value >= 0 needs currency; purchase, sale and refund need externalOrderId; eventId is required otherwise; occurredAt defaults to now, must be after the click, at most 5 minutes ahead and within 30 days of the click (so must the report itself). A refund is a positive value, subtracted from revenue.',
             '201 when recorded. A retry with the same eventId, or the same conversionType + externalOrderId, and the same payload: 200 with duplicate true and the original conversionId (also under concurrent retries); with a different payload: 409 CONVERSION_CONFLICT.',
             'Errors: 400 VALIDATION_FAILED / OCCURRED_AT_INVALID / CONVERSION_WINDOW_CLOSED; 401 UNAUTHORIZED (no key and no signature, or a bad key) / CLICK_SIGNATURE_INVALID (tampered or another click\'s signature); 403 LINK_NOT_OWNED (key of another account) / PRO_REQUIRED; 404 LINK_NOT_FOUND; 429 RATE_LIMITED (per key, or per IP for signature calls).',
           ].join('\n\n'),
-        },
+        } as Record<string, unknown>,
       },
     )
     .get(
@@ -97,8 +101,10 @@ export function conversionsModule(services: Services) {
       },
       {
         detail: {
+          operationId: 'conversionPixel',
           tags: ['conversions'],
           summary: 'Report a conversion with a tracking pixel',
+          security: [],
           description:
             'Query: mu_click and mu_sig (from the redirect), conversionType, eventId or externalOrderId, value, currency. Always answers 200 with the same transparent 1×1 GIF and Cache-Control: no-store, whatever the input and even when a backing store is down; a valid signed request is recorded exactly like POST /api/analytics/link-conversion. No errors are reported: use the JSON endpoint for delivery confirmation.',
           parameters: [

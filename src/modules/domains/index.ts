@@ -44,8 +44,8 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
       },
       {
         auth: 'mk',
-        response: { 200: 'DomainListResponse', ...errorResponses(401, 429) },
-        detail: { tags: ['domains'], summary: 'List your custom domains', description: 'Each with its verification state and the TXT record that proves control.' },
+        response: { 200: 'DomainListResponse', ...errorResponses() },
+        detail: { operationId: 'listDomains', tags: ['domains'], summary: 'List your custom domains', description: 'Each with its verification state and the TXT record that proves control.' },
       },
     )
     .post(
@@ -61,8 +61,9 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
         auth: 'mk',
         idempotent: true,
         body: 'AddDomainRequest',
-        response: { 201: 'DomainResponse', ...errorResponses(400, 401, 403, 409, 413, 429) },
+        response: { 201: 'DomainResponse', ...errorResponses('INVALID_DOMAIN', 'DOMAIN_RESERVED', 'DOMAIN_LIMIT_REACHED', 'DOMAIN_TAKEN') },
         detail: {
+          operationId: 'addDomain',
           tags: ['domains'],
           summary: 'Add a custom domain',
           description:
@@ -80,8 +81,9 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
       {
         auth: 'mk',
         params: HostnameParams,
-        response: { 200: 'DomainResponse', ...errorResponses(400, 401, 404, 429, 503) },
+        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
+          operationId: 'verifyDomain',
           tags: ['domains'],
           summary: 'Verify a custom domain through DNS',
           description:
@@ -106,8 +108,9 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
         auth: 'mk',
         idempotent: true,
         params: HostnameParams,
-        response: { 200: 'DomainMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND') },
         detail: {
+          operationId: 'deleteDomain',
           tags: ['domains'],
           summary: 'Remove a custom domain and its links',
           description: 'Every link on the domain is deleted with it and stops redirecting at once; clicks already recorded stay in the statistics.',
@@ -126,7 +129,7 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
             throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
           }
         },
-        response: { 200: 'VerifiedDomainsResponse', ...errorResponses(401) },
+        response: { 200: 'VerifiedDomainsResponse', ...errorResponses('UNAUTHORIZED') },
         detail: { hide: true },
       },
     )

@@ -49,8 +49,9 @@ export function guestModule(services: Services) {
         }
       },
       {
-        response: { 200: 'GuestTokenResponse', ...errorResponses(400, 413, 429) },
+        response: { 200: 'GuestTokenResponse', ...errorResponses('PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE') },
         detail: {
+          operationId: 'createGuestToken',
           tags: ['guest'],
           summary: 'Create a guest token',
           description: `No signup. ${GUEST_TOKEN_RATE.limit} tokens an hour per client IP. Takes no body (an empty one or any valid JSON is accepted and ignored).`,
@@ -85,8 +86,9 @@ export function guestModule(services: Services) {
         auth: 'gt',
         body: 'RegisterRequest',
         transform: normalizeBodyEmail,
-        response: { 200: 'RegisterResponse', ...errorResponses(400, 401, 409, 413, 429, 503) },
+        response: { 200: 'RegisterResponse', ...errorResponses('EMAIL_TAKEN', 'RATE_LIMITED', 'MAIL_UNAVAILABLE') },
         detail: {
+          operationId: 'registerGuest',
           tags: ['guest'],
           summary: 'Send a verification code to an e-mail address',
           description: `Guest token only. Mails a six-digit code, valid ${CODE_TTL_MS / 60_000} minutes, ${MAX_CODE_ATTEMPTS} attempts. 409 EMAIL_TAKEN when the address already has an account; 429 RATE_LIMITED for more than one code a minute or five an hour per address, or five an hour per guest token.`,
@@ -124,8 +126,9 @@ export function guestModule(services: Services) {
         auth: 'gt',
         body: 'VerifyRequest',
         transform: normalizeBodyEmail,
-        response: { 200: 'VerifyResponse', ...errorResponses(400, 401, 409, 413, 429) },
+        response: { 200: 'VerifyResponse', ...errorResponses('INVALID_CODE', 'CODE_EXPIRED', 'EMAIL_TAKEN', 'TOO_MANY_ATTEMPTS') },
         detail: {
+          operationId: 'verifyGuest',
           tags: ['guest'],
           summary: 'Verify the code: create the account and its API key',
           description:

@@ -22,8 +22,8 @@ export function healthModule(services: Services) {
         return { status: 'ok' as const }
       },
       {
-        response: { 200: 'HealthResponse', ...errorResponses(503) },
-        detail: { tags: ['system'], summary: 'Liveness and database check' },
+        response: { 200: 'HealthResponse', ...errorResponses('SERVICE_UNAVAILABLE') },
+        detail: { operationId: 'getHealth', tags: ['system'], summary: 'Liveness and database check' },
       },
     )
 }

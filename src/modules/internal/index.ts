@@ -29,7 +29,7 @@ export function internalModule(services: Services) {
       {
         transform: requireSecret,
         query: 'ResolveQuery',
-        response: { 200: 'CachedLinkResponse', ...errorResponses(400, 401, 404) },
+        response: { 200: 'CachedLinkResponse', ...errorResponses('VALIDATION_FAILED', 'UNAUTHORIZED', 'LINK_NOT_FOUND') },
         detail: { hide: true },
       },
     )
@@ -42,7 +42,7 @@ export function internalModule(services: Services) {
       {
         transform: requireSecret,
         body: 'UnlockRequest',
-        response: { 200: 'CachedLinkResponse', ...errorResponses(400, 401, 404, 429) },
+        response: { 200: 'CachedLinkResponse', ...errorResponses('VALIDATION_FAILED', 'UNAUTHORIZED', 'PASSWORD_INCORRECT', 'LINK_NOT_FOUND', 'RATE_LIMITED') },
         detail: { hide: true },
       },
     )

@@ -2,14 +2,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi } from '../../../test/support/api'
 
-/** [method, path, success status, error statuses]: every route of this module that needs an API key or a token. */
+/** [method, path, error statuses]: every route of this module that needs an API key or a token (503: the limiter or idempotency store is down). */
 const ROUTES: [string, string, string[]][] = [
-  ['post', '/api/v1/shorten', ['400', '401', '403', '409', '413', '429']],
-  ['get', '/api/v1/links', ['400', '401', '429']],
-  ['post', '/api/v1/links/bulk', ['400', '401', '409', '413', '429']],
-  ['get', '/api/v1/links/{alias}', ['400', '401', '404', '429']],
-  ['patch', '/api/v1/links/{alias}', ['400', '401', '403', '404', '409', '413', '429']],
-  ['delete', '/api/v1/links/{alias}', ['400', '401', '404', '409', '429']],
+  ['post', '/api/v1/shorten', ['400', '401', '403', '409', '413', '429', '503']],
+  ['get', '/api/v1/links', ['400', '401', '429', '503']],
+  ['post', '/api/v1/links/bulk', ['400', '401', '409', '413', '429', '503']],
+  ['get', '/api/v1/links/{alias}', ['400', '401', '404', '429', '503']],
+  ['patch', '/api/v1/links/{alias}', ['400', '401', '403', '404', '409', '413', '429', '503']],
+  ['delete', '/api/v1/links/{alias}', ['400', '401', '404', '409', '429', '503']],
 ]
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -48,8 +48,9 @@ export function linksModule(services: Services) {
         auth: 'gt/mk',
         idempotent: true,
         body: 'ShortenRequest',
-        response: { 200: 'LinkResponse', ...errorResponses(400, 401, 403, 409, 413, 429) },
+        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'URL_POINTS_TO_SHORT_DOMAIN', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
         detail: {
+          operationId: 'createLink',
           tags: ['links'],
           summary: 'Create a short link',
           description:
@@ -70,8 +71,9 @@ export function linksModule(services: Services) {
       },
       {
         body: 'AliasCheckRequest',
-        response: { 200: 'AliasCheckResponse', ...errorResponses(400, 413, 429) },
+        response: { 200: 'AliasCheckResponse', ...errorResponses('VALIDATION_FAILED', 'MALFORMED_JSON', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE') },
         detail: {
+          operationId: 'checkAlias',
           tags: ['links'],
           summary: 'Check whether an alias is taken',
           description: `Reserved words count as taken on the default domain. ${ALIAS_CHECK_RATE.limit} checks a minute per client IP.`,
@@ -88,8 +90,9 @@ export function linksModule(services: Services) {
       {
         auth: 'mk',
         query: LinkListQuery,
-        response: { 200: 'LinkListResponse', ...errorResponses(400, 401, 429) },
+        response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED') },
         detail: {
+          operationId: 'listLinks',
           tags: ['links'],
           summary: "List the account's links",
           description:
@@ -108,8 +111,9 @@ export function linksModule(services: Services) {
         auth: 'mk',
         idempotent: true,
         body: 'BulkRequest',
-        response: { 200: 'BulkResponse', ...errorResponses(400, 401, 409, 413, 429) },
+        response: { 200: 'BulkResponse', ...errorResponses() },
         detail: {
+          operationId: 'createLinks',
           tags: ['links'],
           summary: 'Create up to 100 links at once',
           description:
@@ -131,8 +135,8 @@ export function linksModule(services: Services) {
         auth: 'mk',
         params: AliasParams,
         query: LinkQuery,
-        response: { 200: 'LinkResponse', ...errorResponses(400, 401, 404, 429) },
-        detail: { tags: ['links'], summary: 'Get one link', description: `${DOMAIN_QUERY_NOTE} Another account's link is 404.` },
+        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
+        detail: { operationId: 'getLink', tags: ['links'], summary: 'Get one link', description: `${DOMAIN_QUERY_NOTE} Another account's link is 404.` },
       },
     )
     .patch(
@@ -149,8 +153,9 @@ export function linksModule(services: Services) {
         params: AliasParams,
         query: LinkQuery,
         body: 'UpdateLinkRequest',
-        response: { 200: 'LinkResponse', ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
+        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'URL_POINTS_TO_SHORT_DOMAIN', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
         detail: {
+          operationId: 'updateLink',
           tags: ['links'],
           summary: 'Change a link',
           description:
@@ -171,8 +176,9 @@ export function linksModule(services: Services) {
         params: AliasParams,
         query: LinkQuery,
         idempotent: true,
-        response: { 200: 'DeleteLinkResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        response: { 200: 'DeleteLinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
         detail: {
+          operationId: 'deleteLink',
           tags: ['links'],
           summary: 'Delete a link',
           description: `${DOMAIN_QUERY_NOTE} The short link answers 404 at once; the alias becomes free again. Another account's link is 404 and stays.`,

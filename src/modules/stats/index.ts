@@ -31,8 +31,9 @@ export function statsModule(services: Services, { sections = [conversionsSection
         auth: 'mk',
         params: AliasParams,
         query: StatsQuery,
-        response: { 200: 'StatsResponse', ...errorResponses(400, 401, 403, 404, 429, 503) },
+        response: { 200: 'StatsResponse', ...errorResponses('VALIDATION_FAILED', 'STATS_REQUIRES_PRO', 'LINK_NOT_FOUND', 'STATS_UNAVAILABLE') },
         detail: {
+          operationId: 'getLinkStats',
           tags: ['links'],
           summary: "A link's click statistics (Pro)",
           description:

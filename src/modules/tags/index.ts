@@ -42,8 +42,8 @@ export function tagsModule(services: Services) {
       },
       {
         auth: 'mk',
-        response: { 200: 'TagListResponse', ...errorResponses(401, 429) },
-        detail: { tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${MAX_TAGS_PER_ACCOUNT} tags.` },
+        response: { 200: 'TagListResponse', ...errorResponses() },
+        detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${MAX_TAGS_PER_ACCOUNT} tags.` },
       },
     )
     .post(
@@ -58,8 +58,9 @@ export function tagsModule(services: Services) {
         auth: 'mk',
         idempotent: true,
         body: 'CreateTagRequest',
-        response: { 201: 'TagResponse', ...errorResponses(400, 401, 409, 413, 429) },
+        response: { 201: 'TagResponse', ...errorResponses('TAG_EXISTS', 'TAG_LIMIT_REACHED') },
         detail: {
+          operationId: 'createTag',
           tags: ['tags'],
           summary: 'Create a tag',
           description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${MAX_TAGS_PER_ACCOUNT} tags an account: the 21st is 409 TAG_LIMIT_REACHED.`,
@@ -79,8 +80,8 @@ export function tagsModule(services: Services) {
         auth: 'mk',
         idempotent: true,
         params: TagIdParams,
-        response: { 200: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
-        detail: { tags: ['tags'], summary: 'Delete a tag', description: 'The tag is removed from every link that carried it. Unknown ids and other accounts\' tags are 404 TAG_NOT_FOUND.' },
+        response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND') },
+        detail: { operationId: 'deleteTag', tags: ['tags'], summary: 'Delete a tag', description: 'The tag is removed from every link that carried it. Unknown ids and other accounts\' tags are 404 TAG_NOT_FOUND.' },
       },
     )
     .get(
@@ -94,8 +95,8 @@ export function tagsModule(services: Services) {
         auth: 'mk',
         params: LinkParams,
         query: DomainQuery,
-        response: { 200: 'TagListResponse', ...errorResponses(400, 401, 404, 429) },
-        detail: { tags: ['tags'], summary: 'Tags of a link', description: 'Unknown links and other accounts\' links are 404 LINK_NOT_FOUND.' },
+        response: { 200: 'TagListResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
+        detail: { operationId: 'listLinkTags', tags: ['tags'], summary: 'Tags of a link', description: 'Unknown links and other accounts\' links are 404 LINK_NOT_FOUND.' },
       },
     )
     .post(
@@ -118,8 +119,9 @@ export function tagsModule(services: Services) {
         params: LinkParams,
         query: DomainQuery,
         body: 'AssignTagRequest',
-        response: { 200: 'TagMessageResponse', 201: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 413, 429) },
+        response: { 200: 'TagMessageResponse', 201: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND', 'TAG_NOT_FOUND') },
         detail: {
+          operationId: 'tagLink',
           tags: ['tags'],
           summary: 'Assign a tag to a link',
           description: '201 when assigned, 200 when the tag was already on the link (idempotent). The link and the tag must both be yours: otherwise 404 LINK_NOT_FOUND or TAG_NOT_FOUND.',
@@ -144,8 +146,9 @@ export function tagsModule(services: Services) {
         idempotent: true,
         params: LinkTagParams,
         query: DomainQuery,
-        response: { 200: 'TagMessageResponse', ...errorResponses(400, 401, 404, 409, 429) },
+        response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND', 'TAG_NOT_FOUND') },
         detail: {
+          operationId: 'untagLink',
           tags: ['tags'],
           summary: 'Remove a tag from a link',
           description: 'Idempotent: 200 also when the tag was not on the link. Unknown or foreign links and tags are 404.',

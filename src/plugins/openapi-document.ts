@@ -1,0 +1,217 @@
+// The pass that turns @elysiajs/swagger's output into a valid OpenAPI 3.1 document and adds what the
+// plugin cannot know. The plugin copies schema keywords ($id, examples) onto Response Objects, leaves
+// the required `description` out, gives parameters `examples` as arrays (the standard wants a map),
+// and offers every body as JSON, multipart and plain text although this API speaks JSON. Routes mark
+// what they share with vendor keywords that this pass turns into documentation and then removes:
+//   x-auth: 'gt' | 'mk' | 'gt/mk'   (plugins/auth.ts)        → 401 and 429 examples, X-RateLimit-* headers
+//   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
+//   x-error-codes on an error schema (errorResponses)        → one example per code at that status
+import { DEFAULT_HINT, ERROR_CODES_KEYWORD, ERROR_STATUS, type ErrorCode } from './errors'
+
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const JSON_TYPE = 'application/json'
+const ERROR_REF = '#/components/schemas/ErrorResponse'
+
+/** Spec section 7, plus the statuses this API adds (413, 500, 503). */
+const STATUS_DESCRIPTION: Record<string, string> = {
+  '200': 'Success',
+  '201': 'Created',
+  '302': 'Redirect',
+  '400': 'Invalid input or malformed JSON',
+  '401': 'Missing, invalid, expired, or wrong bearer token for the endpoint',
+  '403': 'Needs a registered account or a higher plan',
+  '404': 'Resource not found',
+  '409': 'Conflict, such as an alias already taken',
+  '413': 'Request body too large',
+  '429': 'Rate limit, token quota or plan quota exceeded; honor the Retry-After header',
+  '500': 'Unexpected error',
+  '503': 'A backing service is unavailable; honor the Retry-After header when present',
+}
+
+const RATE_HEADERS: Json = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in the current window (per API key a minute; per guest token in all)', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When the window resets, in unix seconds', schema: { type: 'integer' } },
+}
+const RETRY_AFTER: Json = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } }
+
+const IDEMPOTENCY_KEY_PARAMETER: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: the first response to this key (per credential, kept 24 h) is replayed for the same request; ' +
+    'the same key with another request is 400 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_IN_PROGRESS.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: '3f1b6a52-8c0e-4d7e-9d0b-2a6f5c1e9b47',
+}
+
+/** Codes every route of a kind answers with, by what the route declares (see the file comment). */
+const AUTH_CODES: Record<string, ErrorCode[]> = {
+  gt: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT'],
+  mk: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  'gt/mk': ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+}
+const BODY_CODES: ErrorCode[] = ['VALIDATION_FAILED', 'MALFORMED_JSON', 'UNSUPPORTED_CONTENT_TYPE', 'PAYLOAD_TOO_LARGE']
+const IDEMPOTENCY_CODES: ErrorCode[] = ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'SERVICE_UNAVAILABLE']
+
+/**
+ * The plugin offers every body as JSON, multipart and text: keep JSON alone there. A map without the
+ * plugin's multipart (a GIF, a form, an HTML page beside JSON) was written by the route and stays.
+ */
+function jsonOnly(content: unknown): Json | undefined {
+  if (!isObject(content)) return undefined
+  const json = content[JSON_TYPE]
+  return json === undefined || !('multipart/form-data' in content) ? content : { [JSON_TYPE]: json }
+}
+
+function errorExamples(codes: ErrorCode[]): Json {
+  return Object.fromEntries(
+    codes.map((code) => [code, { summary: code, value: { success: false, error: code, hint: DEFAULT_HINT[code], meta: {} } }]),
+  )
+}
+
+/** An ErrorResponse: a $ref to the shared schema and one example per code. */
+function errorResponse(status: string, codes: ErrorCode[], headers?: Json): Json {
+  return {
+    description: STATUS_DESCRIPTION[status] ?? 'Error',
+    ...(headers && { headers }),
+    content: { [JSON_TYPE]: { schema: { $ref: ERROR_REF }, examples: errorExamples(codes) } },
+  }
+}
+
+/** The plugin lifts an inline schema's keywords onto the Response Object; a $ref keeps them in the schema. */
+function codesOf(response: Json): ErrorCode[] | undefined {
+  const schema = (jsonOnly(response.content)?.[JSON_TYPE] as Json | undefined)?.schema
+  const codes = response[ERROR_CODES_KEYWORD] ?? (isObject(schema) ? schema[ERROR_CODES_KEYWORD] : undefined)
+  if (Array.isArray(codes)) return codes as ErrorCode[]
+  return isObject(schema) && schema.$ref === ERROR_REF ? [] : undefined
+}
+
+/** A success (or plugin-made) Response Object: a description, JSON only, no schema keywords. */
+function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
+  const content = jsonOnly(response.content)
+  const ref = isObject(content?.[JSON_TYPE]) ? ((content[JSON_TYPE] as Json).schema as Json | undefined)?.$ref : undefined
+  const model = typeof ref === 'string' ? schemas[ref.split('/').pop()!] : undefined
+  const description =
+    typeof response.description === 'string'
+      ? response.description
+      : (STATUS_DESCRIPTION[status] ?? (isObject(model) && typeof model.description === 'string' ? model.description : 'Response'))
+  return { description, ...(isObject(response.headers) && { headers: response.headers }), ...(content && { content }) }
+}
+
+/** Parameter `examples` given as an array (the plugin copies the schema's) become `example` or a map. */
+function normalizeParameter(parameter: unknown): unknown {
+  if (!isObject(parameter) || !Array.isArray(parameter.examples)) return parameter
+  const { examples, ...rest } = parameter
+  if (examples.length === 1) return { ...rest, example: examples[0] }
+  return { ...rest, examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { value }])) }
+}
+
+function normalizeOperation(operation: Json, schemas: Json): void {
+  const auth = typeof operation['x-auth'] === 'string' ? operation['x-auth'] : undefined
+  const idempotent = operation['x-idempotent'] === true
+  for (const key of ['x-auth', 'x-idempotent']) delete operation[key]
+
+  const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).map(normalizeParameter)
+  if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER)
+  if (parameters.length > 0) operation.parameters = parameters
+  else delete operation.parameters
+
+  if (isObject(operation.requestBody)) operation.requestBody.content = jsonOnly(operation.requestBody.content) ?? {}
+  const jsonBody = isObject(operation.requestBody) && isObject(operation.requestBody.content) && JSON_TYPE in operation.requestBody.content
+  // Public operations say so: without `security: []` they would inherit nothing, which linters flag.
+  if (!Array.isArray(operation.security)) operation.security = []
+
+  // Error codes by status: what the route declared, then what its kind implies.
+  const codes = new Map<string, Set<ErrorCode>>()
+  const add = (list: ErrorCode[]) => {
+    for (const code of list) {
+      const status = String(ERROR_STATUS[code])
+      codes.set(status, (codes.get(status) ?? new Set()).add(code))
+    }
+  }
+  const responses = isObject(operation.responses) ? operation.responses : {}
+  const out: Json = {}
+  for (const [status, response] of Object.entries(responses)) {
+    if (!isObject(response)) continue
+    const declared = codesOf(response)
+    if (declared) add(declared)
+    else out[status] = normalizeSuccess(status, response, schemas)
+  }
+  if (auth) add(AUTH_CODES[auth] ?? [])
+  if (jsonBody) add(BODY_CODES)
+  if (idempotent) add(IDEMPOTENCY_CODES)
+
+  const rateHeaders = auth ? RATE_HEADERS : undefined
+  for (const status of [...codes.keys()].sort()) {
+    const headers = status === '429' || status === '503' ? { ...rateHeaders, ...RETRY_AFTER } : rateHeaders
+    out[status] = errorResponse(status, [...codes.get(status)!], headers)
+  }
+  if (rateHeaders) {
+    for (const [status, response] of Object.entries(out)) {
+      if (Number(status) < 400 && isObject(response)) response.headers = { ...rateHeaders, ...(isObject(response.headers) ? response.headers : {}) }
+    }
+  }
+  operation.responses = Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+/** `{type: number, multipleOf: 1}` (errors.ts Int) is an integer; say so. Walks the whole schema tree. */
+function integersAsInteger(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(integersAsInteger)
+  if (!isObject(node)) return
+  if (node.type === 'number' && node.multipleOf === 1) {
+    node.type = 'integer'
+    delete node.multipleOf
+  }
+  for (const value of Object.values(node)) integersAsInteger(value)
+}
+
+/** Removes component schemas no operation reaches (those of routes left out of the document). */
+function dropUnreferenced(schemas: Json, paths: unknown): void {
+  const refsIn = (node: unknown): string[] => [...JSON.stringify(node).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!)
+  const reached = new Set<string>()
+  const queue = refsIn(paths)
+  while (queue.length > 0) {
+    const name = queue.pop()!
+    if (reached.has(name)) continue
+    reached.add(name)
+    queue.push(...refsIn(schemas[name]))
+  }
+  for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name]
+}
+
+export interface DocumentOptions {
+  /** The `servers` entries; default one relative server, the origin the document was loaded from. */
+  servers?: { url: string; description?: string }[]
+}
+
+/**
+ * Returns a valid OpenAPI 3.1 document built from the plugin's output. Works on a JSON copy: the
+ * plugin's components are the live route schemas, which must not be touched.
+ */
+export function normalizeDocument(document: Json, options: DocumentOptions = {}): Json {
+  const doc = JSON.parse(JSON.stringify(document)) as Json
+  doc.servers = options.servers ?? [{ url: '/', description: 'The server this document was loaded from' }]
+  const components = isObject(doc.components) ? doc.components : {}
+  const schemas = isObject(components.schemas) ? components.schemas : {}
+  // "#/components/schemas/X" as $id is a fragment, which JSON Schema 2020-12 forbids in $id.
+  for (const schema of Object.values(schemas)) if (isObject(schema)) delete schema.$id
+  integersAsInteger(schemas)
+  const used = new Set<string>()
+  for (const item of Object.values(isObject(doc.paths) ? doc.paths : {})) {
+    if (!isObject(item)) continue
+    for (const operation of Object.values(item)) {
+      if (!isObject(operation)) continue
+      normalizeOperation(operation, schemas)
+      for (const tag of Array.isArray(operation.tags) ? operation.tags : []) used.add(String(tag))
+    }
+  }
+  dropUnreferenced(schemas, doc.paths)
+  // Only the tags operations use, in their declared order.
+  if (Array.isArray(doc.tags)) doc.tags = doc.tags.filter((tag) => isObject(tag) && used.has(String(tag.name)))
+  integersAsInteger(doc.paths)
+  return doc
+}
