@@ -10,6 +10,9 @@ import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
 import { statsModule } from './modules/stats'
+import { apiKeyAuthenticator } from './modules/account/keys'
+import { guestAuthenticator } from './modules/guest/service'
+import { createAuth } from './plugins/auth'
 import { body } from './plugins/body'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
@@ -19,19 +22,21 @@ export type { ApiDeps } from './services'
 
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
+  // One authenticator per token prefix; the auth plugin itself knows none.
+  const auth = createAuth([guestAuthenticator(services), apiKeyAuthenticator(services)])
   return new Elysia({ name: 'api' })
     .decorate('services', services)
     .use(errors)
     .use(body)
     .use(docs())
     .use(healthModule(services))
-    .use(guestModule(services))
-    .use(accountModule(services))
-    .use(linksModule(services))
-    .use(tagsModule(services))
-    .use(statsModule(services))
-    .use(domainsModule(services))
-    .use(conversionsModule(services))
+    .use(guestModule(services, auth))
+    .use(accountModule(services, auth))
+    .use(linksModule(services, auth))
+    .use(tagsModule(services, auth))
+    .use(statsModule(services, auth))
+    .use(domainsModule(services, auth))
+    .use(conversionsModule(services, auth))
     .use(internalModule(services))
 }
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { ApiError } from './errors'
-import { readBearer } from './auth'
+import { ApiError, errors } from './errors'
+import { Elysia } from 'elysia'
+import { createAuth, readBearer, type Authenticator, type Principal } from './auth'
 import { call, newGuestToken, show, testApi, type TestApp } from '../../test/support/api'
 
 function refusal(header: string | null): string {
@@ -22,7 +23,7 @@ describe('readBearer', () => {
 
   test('refuses missing, empty, other schemes, several tokens and malformed tokens with 401', () => {
     const bad = [null, '', ' ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'gt_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(43)} extra`,
-      'Bearer gt_short', 'Bearer xx_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, 'Bearer ' + 'gt_' + 'a'.repeat(5000)]
+      'Bearer gt_short', 'Bearer x_' + 'a'.repeat(43), 'Bearer XX_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, 'Bearer ' + 'gt_' + 'a'.repeat(5000)]
     for (const header of bad) expect(refusal(header), String(header)).toBe('401 UNAUTHORIZED')
   })
 })
@@ -55,5 +56,46 @@ describe('auth on routes', () => {
     await call(app, 'GET', '/api/v1/account/status', { token: token + 'x' })
     const res = await call(app, 'GET', '/api/v1/account/status', { token })
     expect(res.body.data.usage.requests_made, show(res)).toBe(1)
+  })
+})
+
+describe('createAuth: authenticators are injected, one per token prefix', () => {
+  const account = { id: 'acct_1', email: 'a@example.test', plan: 'free' as const, keyId: 'key_1' }
+  const seen: string[] = []
+  const zz: Authenticator = {
+    prefix: 'zz_',
+    kind: 'account',
+    async authenticate(token): Promise<Principal> {
+      seen.push(token)
+      return { kind: 'account', account, rateHeaders: { 'x-ratelimit-limit': '5' }, credentialId: 'zz:1' }
+    },
+  }
+  const auth = createAuth([zz])
+  const app = new Elysia()
+    .use(errors)
+    .use(auth.plugin)
+    .get('/a', ({ account, principal }) => ({ id: account.id, credential: principal.credentialId }), { account: true })
+    .get('/g', ({ guest }) => ({ id: guest.id }), { guest: true })
+  const get = (path: string, token: string) => app.handle(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${token}` } }))
+  const token = 'zz_' + 'b'.repeat(43)
+
+  test('a new prefix is one more authenticator: the route gets its account and the rate headers', async () => {
+    const res = await get('/a', token)
+    const text = await res.text()
+    expect(res.status, text).toBe(200)
+    expect(JSON.parse(text)).toEqual({ id: 'acct_1', credential: 'zz:1' })
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5')
+    expect(seen).toContain(token)
+  })
+
+  test('a prefix no authenticator answers for, or a kind the route does not accept, is 401 without a lookup', async () => {
+    const before = seen.length
+    for (const [path, t] of [['/a', 'mk_' + 'c'.repeat(43)], ['/g', token]] as const) {
+      const res = await get(path, t)
+      const body = (await res.json()) as { error: string }
+      expect(res.status, JSON.stringify(body)).toBe(401)
+      expect(body.error).toBe('UNAUTHORIZED')
+    }
+    expect(seen.length).toBe(before)
   })
 })

@@ -1,32 +1,73 @@
-// Bearer authentication as a route option: `{ auth: 'gt' }`, `{ auth: 'gt/mk' }` or `{ auth: 'mk' }`
-// (the auth column of spec section 4). The token is checked in the transform step, before body
-// validation, so an unauthenticated caller learns nothing about the endpoint but "401". The handler
-// receives `principal`.
+// Bearer authentication as a route option. A route says what it accepts and receives the caller ready
+// to use:
+//   { guest: true }           gt_ guest tokens          → the handler gets `guest`
+//   { account: true }         mk_ API keys              → the handler gets `account`
+//   { guestOrAccount: true }  either                    → the handler gets `principal` (kind: guest | account)
+// Every handler also gets `principal`, which the idempotency plugin scopes its keys by. The token is
+// checked in the transform step, before body validation, so an unauthenticated caller learns nothing
+// about the endpoint but "401".
 //
-// Token kinds: gt_ guest tokens (quota counted in Postgres) and mk_ API keys (rate limited per key:
-// 30 a minute on Free, 120 on Pro, across processes through the limiter). at_ Agent tokens arrive
-// with OAuth and are refused with 401 until then.
+// This plugin knows no token kind itself: authenticators are injected, one per token prefix (the guest
+// module answers for gt_, the account module for mk_), so a new kind of credential is one more
+// authenticator. It imports no module. The `scopes` slot of the options is where OAuth scopes go; a
+// route that declares none accepts every credential of its kind.
 import { Elysia } from 'elysia'
-import { API_KEY_PREFIX, authenticateApiKey, type AccountPrincipal } from '../modules/account/keys'
-import { PLAN_LIMITS } from '../modules/account/plans'
-import { authenticateGuest, GUEST_LIMITS, GUEST_TOKEN_PREFIX, type GuestSession } from '../modules/guest/service'
-import type { Services } from '../services'
-import { enforceRateLimit, rateLimitHeaders } from './client'
+import type { Plan } from '../db/schema'
 import { ApiError } from './errors'
 
-export type AuthMode = 'gt' | 'mk' | 'gt/mk'
+/** A guest session: what a gt_ token unlocks (its counters as of this request). */
+export interface GuestPrincipal {
+  id: string
+  expiresAt: Date
+  requestCount: number
+  linkCount: number
+}
+
+/** The account behind a credential, and the credential's own id (an API key's). */
+export interface AccountPrincipal {
+  id: string
+  email: string
+  plan: Plan
+  keyId: string
+}
+
+interface Authenticated {
+  /** X-RateLimit-* of this request: the credential's window, counted by its authenticator. */
+  rateHeaders: Record<string, string>
+  /** What idempotency keys and other per-credential state are scoped by, e.g. `mk:key_…`. */
+  credentialId: string
+}
 
 export type Principal =
-  | { kind: 'guest'; guest: GuestSession }
-  | { kind: 'account'; account: AccountPrincipal; rateHeaders: Record<string, string> }
+  | ({ kind: 'guest'; guest: GuestPrincipal } & Authenticated)
+  | ({ kind: 'account'; account: AccountPrincipal } & Authenticated)
 
-/** Window of the per-key request limit. */
-const KEY_RATE_WINDOW_MS = 60_000
+export type PrincipalKind = Principal['kind']
+
+export interface Authenticator {
+  /** The token prefix it answers for (`gt_`, `mk_`). */
+  prefix: string
+  kind: PrincipalKind
+  /** Who is calling; throws ApiError (401 UNAUTHORIZED, 429) when the token is not good for a request. */
+  authenticate(token: string): Promise<Principal>
+}
+
+/** What a route accepts, by principal kind (the document's `x-auth`, which spec section 4 calls gt, mk, gt/mk). */
+export type AuthMode = 'gt' | 'mk' | 'gt/mk'
+const MODE_KINDS: Record<AuthMode, readonly PrincipalKind[]> = { gt: ['guest'], mk: ['account'], 'gt/mk': ['guest', 'account'] }
+const ACCEPTS: Record<AuthMode, string> = {
+  gt: 'a guest token (gt_)',
+  mk: 'an API key (mk_)',
+  'gt/mk': 'a guest token (gt_) or an API key (mk_)',
+}
+
+/** A route's auth option: `true`, or the scopes it needs (honoured once scoped credentials exist). */
+export type AuthOption = true | { scopes: readonly string[] }
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
 const BEARER = /^Bearer +(\S+) *$/i
-/** What our tokens look like: a known prefix and base64url. Anything else is refused without a lookup. */
-const TOKEN = /^(gt|mk|at)_[A-Za-z0-9_-]{16,256}$/
+/** What our tokens look like: a short prefix and base64url. Anything else is refused without a lookup. */
+const TOKEN = /^[a-z]{2}_[A-Za-z0-9_-]{16,256}$/
 
 export function readBearer(header: string | null): string {
   if (header === null || header.trim() === '') {
@@ -38,55 +79,63 @@ export function readBearer(header: string | null): string {
   return token
 }
 
-const ACCEPTS: Record<AuthMode, string> = {
-  gt: 'a guest token (gt_)',
-  mk: 'an API key (mk_)',
-  'gt/mk': 'a guest token (gt_) or an API key (mk_)',
+export interface Auth {
+  /** The route options `guest`, `account` and `guestOrAccount`. */
+  plugin: ReturnType<typeof authMacros>
+  /** For a route that authenticates on its own terms (a key or something else): the principal of a header. */
+  authenticate(mode: AuthMode, header: string | null): Promise<Principal>
 }
 
-export async function authenticate(services: Services, mode: AuthMode, header: string | null): Promise<Principal> {
-  const token = readBearer(header)
-  if (token.startsWith(GUEST_TOKEN_PREFIX)) {
-    if (mode === 'mk') throw new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}; guest tokens are not accepted.`)
-    return { kind: 'guest', guest: await authenticateGuest(services, token) }
+export function createAuth(authenticators: readonly Authenticator[]): Auth {
+  async function authenticate(mode: AuthMode, header: string | null): Promise<Principal> {
+    const token = readBearer(header)
+    const authenticator = authenticators.find((a) => token.startsWith(a.prefix))
+    if (!authenticator) throw new ApiError('UNAUTHORIZED', `Invalid or unknown token; this endpoint accepts ${ACCEPTS[mode]}.`)
+    if (!MODE_KINDS[mode].includes(authenticator.kind)) {
+      throw new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}; ${authenticator.prefix} tokens are not accepted.`)
+    }
+    return authenticator.authenticate(token)
   }
-  if (token.startsWith(API_KEY_PREFIX)) {
-    if (mode === 'gt') throw new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}; API keys are not accepted.`)
-    const account = await authenticateApiKey(services, token)
-    const limit = PLAN_LIMITS[account.plan].requestsPerMinute
-    const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, limit, KEY_RATE_WINDOW_MS, services.now())
-    return { kind: 'account', account, rateHeaders }
-  }
-  // at_: Agent tokens arrive with OAuth; until then no such token can be valid.
-  throw new ApiError('UNAUTHORIZED', `Invalid or unknown token; this endpoint accepts ${ACCEPTS[mode]}.`)
+  return { plugin: authMacros(authenticate), authenticate }
 }
 
-/** X-RateLimit-*: the per-key window of an API key, or the request quota of a guest token. */
-export function principalRateHeaders(principal: Principal): Record<string, string> {
-  if (principal.kind === 'account') return principal.rateHeaders
-  const { guest } = principal
-  return rateLimitHeaders({
-    limit: GUEST_LIMITS.max_requests,
-    remaining: GUEST_LIMITS.max_requests - guest.requestCount,
-    resetAt: Math.ceil(guest.expiresAt.getTime() / 1000),
-  })
-}
-
-export function authPlugin(services: Services) {
+function authMacros(authenticate: Auth['authenticate']) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
+  const guard = (mode: AuthMode) => ({
+    detail: { security: [{ bearerAuth: [] }], 'x-auth': mode } as Record<string, unknown>,
+    async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
+      const principal = await authenticate(mode, request.headers.get('authorization'))
+      Object.assign(set.headers, principal.rateHeaders)
+      principals.set(request, principal)
+    },
+  })
+  const principalOf = (request: Request): Principal => {
+    const principal = principals.get(request)
+    if (!principal) throw new ApiError('UNAUTHORIZED')
+    return principal
+  }
   return new Elysia({ name: 'plugins.auth' }).macro({
-    auth: (mode: AuthMode) => ({
-      detail: { security: [{ bearerAuth: [] }], 'x-auth': mode } as Record<string, unknown>,
-      async transform({ request, set }) {
-        const principal = await authenticate(services, mode, request.headers.get('authorization'))
-        Object.assign(set.headers, principalRateHeaders(principal))
-        principals.set(request, principal)
-      },
+    guest: (_: AuthOption) => ({
+      ...guard('gt'),
       resolve({ request }) {
-        const principal = principals.get(request)
-        if (!principal) throw new ApiError('UNAUTHORIZED')
-        return { principal }
+        const principal = principalOf(request)
+        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED')
+        return { principal, guest: principal.guest }
+      },
+    }),
+    account: (_: AuthOption) => ({
+      ...guard('mk'),
+      resolve({ request }) {
+        const principal = principalOf(request)
+        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+        return { principal, account: principal.account }
+      },
+    }),
+    guestOrAccount: (_: AuthOption) => ({
+      ...guard('gt/mk'),
+      resolve({ request }) {
+        return { principal: principalOf(request) }
       },
     }),
   })

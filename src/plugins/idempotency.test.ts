@@ -5,16 +5,17 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia, status, t } from 'elysia'
 import { call, show, testApi, type CallResult, type TestApp } from '../../test/support/api'
 import { accounts, type Plan } from '../db/schema'
-import { createApiKey } from '../modules/account/keys'
-import { createGuestSession } from '../modules/guest/service'
+import { apiKeyAuthenticator, createApiKey } from '../modules/account/keys'
+import { createGuestSession, guestAuthenticator } from '../modules/guest/service'
+import { newId } from '../lib/ids'
 import { createServices, type Services } from '../services'
-import { authPlugin } from './auth'
+import { createAuth } from './auth'
 import { body } from './body'
 import { ApiError, errors } from './errors'
 import { idempotencyPlugin, REPLAYED_HEADER, type IdempotencyOptions } from './idempotency'
 
 async function newApiKey(services: Services, plan: Plan): Promise<string> {
-  const id = `acc_${crypto.randomUUID()}`
+  const id = newId('account')
   await services.db.insert(accounts).values({ id, email: `${id}@example.test`, plan })
   return createApiKey(services.db, id, new Date())
 }
@@ -25,7 +26,7 @@ function countingApp(services: Services, options: IdempotencyOptions = {}) {
   const ran = (name: string) => (runs[name] = (runs[name] ?? 0) + 1)
   const routes = new Elysia({ name: 'test.idempotency' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(createAuth([guestAuthenticator(services), apiKeyAuthenticator(services)]).plugin)
     .use(idempotencyPlugin(services, options))
     .post(
       '/t/count',
@@ -34,33 +35,33 @@ function countingApp(services: Services, options: IdempotencyOptions = {}) {
         await Bun.sleep(100) // long enough that concurrent retries meet the first one in flight
         return { success: true, data: { n: body.n, run, at: crypto.randomUUID() } }
       },
-      { auth: 'gt/mk', idempotent: true, body: t.Object({ n: t.Number() }) },
+      { guestOrAccount: true, idempotent: true, body: t.Object({ n: t.Number() }) },
     )
-    .post('/t/other', () => ({ run: ran('other') }), { auth: 'gt/mk', idempotent: true, body: t.Object({ n: t.Number() }) })
+    .post('/t/other', () => ({ run: ran('other') }), { guestOrAccount: true, idempotent: true, body: t.Object({ n: t.Number() }) })
     // idempotent listed before auth: the principal must still be there.
-    .post('/t/created', () => status(201, { run: ran('created') }), { idempotent: true, auth: 'mk' })
+    .post('/t/created', () => status(201, { run: ran('created') }), { idempotent: true, account: true })
     .delete('/t/empty', ({ set }) => {
       ran('empty')
       set.status = 204
-    }, { auth: 'gt/mk', idempotent: true })
+    }, { guestOrAccount: true, idempotent: true })
     .post('/t/missing', () => {
       ran('missing')
       throw new ApiError('LINK_NOT_FOUND')
-    }, { auth: 'gt/mk', idempotent: true })
+    }, { guestOrAccount: true, idempotent: true })
     .post('/t/flaky', () => {
       if (ran('flaky') === 1) throw new Error('first run fails (test)')
       return { ok: true }
-    }, { auth: 'gt/mk', idempotent: true })
+    }, { guestOrAccount: true, idempotent: true })
     .post('/t/quota', () => {
       ran('quota')
       throw new ApiError('RATE_LIMITED', undefined, { retryAfter: 5 })
-    }, { auth: 'gt/mk', idempotent: true })
+    }, { guestOrAccount: true, idempotent: true })
     .post('/t/hang', async () => {
       ran('hang')
       await Bun.sleep(600)
       return { ok: true }
-    }, { auth: 'gt/mk', idempotent: true })
-    .post('/t/off', () => ({ run: ran('off') }), { idempotent: false, auth: 'gt/mk' })
+    }, { guestOrAccount: true, idempotent: true })
+    .post('/t/off', () => ({ run: ran('off') }), { idempotent: false, guestOrAccount: true })
     .post('/t/noauth', () => ({ run: ran('noauth') }), { idempotent: true })
   const app = new Elysia().use(errors).use(body).use(routes)
   return { app: app as TestApp, runs }

@@ -92,7 +92,7 @@ export function idempotencyPlugin(services: Pick<Services, 'idempotency'>, optio
           }
           const principal = (context as { principal?: Principal }).principal
           if (!principal) throw new Error('idempotent: true needs the auth macro on the same route (the key is scoped to the credential)')
-          const storeKey = `${credentialScope(principal, request)}:${sha256(key)}`
+          const storeKey = `${credentialScope(principal)}:${sha256(key)}`
           const fingerprint = requestFingerprint(request, body)
           const claim = await claimOr503(store, storeKey, fingerprint, leaseMs)
           if (claim.state === 'claimed') {
@@ -133,16 +133,9 @@ export function idempotencyPlugin(services: Pick<Services, 'idempotency'>, optio
   })
 }
 
-/** Whose key it is: the guest session or the API key; any other credential by its Authorization header. */
-function credentialScope(principal: Principal, request: Request): string {
-  switch (principal.kind) {
-    case 'guest':
-      return `gt:${principal.guest.id}`
-    case 'account':
-      return `mk:${principal.account.keyId}`
-    default:
-      return `auth:${sha256(request.headers.get('authorization') ?? '')}`
-  }
+/** Whose key it is: the credential the auth plugin resolved (a guest session, an API key). */
+function credentialScope(principal: Principal): string {
+  return principal.credentialId
 }
 
 /** Method, path, query (order-insensitive) and the hash of the parsed body: "the same payload". */

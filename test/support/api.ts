@@ -6,6 +6,7 @@ import { testClickHouse } from './clickhouse'
 import { createApi, type ApiDeps } from '../../src/app'
 import { parseConfig, type Config } from '../../src/core/config'
 import { openDatabase, type Database } from '../../src/db/client'
+import { randomBase64url } from '../../src/lib/secrets'
 
 /** The header tests use to choose their client IP (config.clientIpHeader). */
 export const TEST_IP_HEADER = 'x-test-client-ip'
@@ -101,4 +102,9 @@ export async function newGuestToken(app: TestApp): Promise<string> {
   const result = await call(app, 'POST', '/api/v1/guest/token')
   if (result.status !== 200) throw new Error(`guest token: ${show(result)}`)
   return result.body.data.guest_token as string
+}
+
+/** A random name for test data (`evt_…`, `order_…`) that no other test or earlier run has used. */
+export function uniqueName(prefix: string, bytes = 16): string {
+  return prefix + randomBase64url(bytes)
 }

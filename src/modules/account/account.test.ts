@@ -3,8 +3,8 @@ import { eq } from 'drizzle-orm'
 import { apiKeys } from '../../db/schema'
 import { startSmtpSink, type SmtpSink } from '../../mail/testing'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
-import { hashToken } from '../guest/service'
 import { signUp } from '../guest/testing'
+import { hashSecret } from '../../lib/secrets'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -99,7 +99,7 @@ describe('GET /api/v1/account/status with an API key', () => {
 
   test('401 for an unknown or revoked key', async () => {
     const { apiKey } = await signUp(app, sink)
-    await api.deps.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, hashToken(apiKey)))
+    await api.deps.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, hashSecret(apiKey)))
     const revoked = await call(app, 'GET', '/api/v1/account/status', { token: apiKey })
     expect(revoked.status, show(revoked)).toBe(401)
     expect(revoked.body.error, show(revoked)).toBe('UNAUTHORIZED')

@@ -8,20 +8,18 @@ import type { Config } from '../../core/config'
 import { accounts, checkouts, links } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { randomId } from '../guest/service'
 import { toCachedLink, writeThrough } from '../links/cache'
 import type { AccountPrincipal } from './keys'
 import { formatPrice, type BillingInterval } from './plans'
 import { accountMeta, loadAccount } from './service'
+import { ID_PREFIXES, newId } from '../../lib/ids'
 
-export const CHECKOUT_PREFIX = 'co_'
-/** What a checkout id looks like; anything else (a NUL byte, a path) is not looked up at all. */
-const CHECKOUT_ID = /^co_[A-Za-z0-9_-]{8,64}$/
-/** 16 random bytes, 22 characters: unguessable, since the local page's id is its only credential. */
-const CHECKOUT_ID_BYTES = 16
+/** What a checkout id looks like; anything else (a NUL byte, a path) is not looked up at all. The id
+ * (lib/ids.ts: 16 random bytes) is unguessable, since the local page's id is its only credential. */
+const CHECKOUT_ID = new RegExp(`^${ID_PREFIXES.checkout}[A-Za-z0-9_-]{8,64}$`)
 /** Stripe Checkout Sessions expire after 24 hours by default; local checkouts live as long. */
 export const CHECKOUT_TTL_MS = 24 * 3600 * 1000
-/** Under /api/ so the embedded single-port server routes it to the API rather than to a short link. */
+/** 'billing' is a reserved alias, so the embedded single-port server routes these pages to the API, never to a short link. */
 export const CHECKOUT_PAGE_PATH = '/billing'
 /** Links written through per round; keeps a large account from flooding the cache connection. */
 const CACHE_CONCURRENCY = 50
@@ -60,7 +58,7 @@ export async function startCheckout(services: Services, provider: BillingProvide
   if (account.plan === 'pro') {
     throw new ApiError('ALREADY_PRO', `This account is already on Pro (${account.planInterval ?? 'monthly'}).`, { meta: accountMeta(services, 'pro') })
   }
-  const id = randomId(CHECKOUT_PREFIX, CHECKOUT_ID_BYTES)
+  const id = newId('checkout')
   // The provider first: a failure there leaves no row behind. An abandoned Stripe session just expires.
   const { providerRef } = await provider.createCheckout({
     checkoutId: id,

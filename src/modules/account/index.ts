@@ -2,7 +2,7 @@
 // and (billing.ts) the checkout page and the Stripe webhook.
 import { Elysia, t } from 'elysia'
 import { createBillingProvider } from '../../billing/provider'
-import { authPlugin } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
@@ -21,14 +21,14 @@ function parseInterval(value: string | undefined): BillingInterval {
   return interval as BillingInterval
 }
 
-export function accountModule(services: Services) {
+export function accountModule(services: Services, auth: Auth) {
   const billing = createBillingProvider(services.config)
   if (!services.config.embedded && billing.confirmsLocally) {
     console.warn('[billing] STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
   }
   return new Elysia({ name: 'modules.account' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .use(idempotencyPlugin(services))
     .model(accountModels)
     .get(
@@ -42,7 +42,7 @@ export function accountModule(services: Services) {
         return { success: true, data, meta: accountMeta(services, account.plan, usage) }
       },
       {
-        auth: 'gt/mk',
+        guestOrAccount: true,
         response: { 200: 'AccountStatusResponse', ...errorResponses('ACCOUNT_NOT_FOUND') },
         detail: {
           operationId: 'getAccountStatus',
@@ -55,10 +55,9 @@ export function accountModule(services: Services) {
     )
     .post(
       '/api/v1/account/upgrade',
-      async ({ body, principal }) => {
-        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+      async ({ body, principal, account: caller }) => {
         const interval = parseInterval(body.interval)
-        const { account, checkout } = await startCheckout(services, billing, principal.account, interval)
+        const { account, checkout } = await startCheckout(services, billing, caller, interval)
         const view = checkoutView(services.config, checkout, services.now())
         const usage = await accountUsage(services, account, principal.rateHeaders)
         return {
@@ -75,7 +74,7 @@ export function accountModule(services: Services) {
         }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         body: 'UpgradeRequest',
         // No body (or null) means the defaults; done before validation so the schema sees an object.
@@ -94,10 +93,9 @@ export function accountModule(services: Services) {
     )
     .get(
       '/api/v1/account/upgrade/:checkout_id',
-      async ({ params, principal }) => {
-        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
-        const checkout = await findOwnCheckout(services, principal.account.id, params.checkout_id)
-        const account = await loadAccount(services, principal.account.id)
+      async ({ params, account: caller }) => {
+        const checkout = await findOwnCheckout(services, caller.id, params.checkout_id)
+        const account = await loadAccount(services, caller.id)
         return {
           success: true,
           data: checkoutView(services.config, checkout, services.now()),
@@ -105,7 +103,7 @@ export function accountModule(services: Services) {
         }
       },
       {
-        auth: 'mk',
+        account: true,
         params: t.Object({ checkout_id: t.String({ maxLength: 64, description: 'checkout_id from POST /account/upgrade' }) }),
         response: { 200: 'CheckoutStatusResponse', ...errorResponses('VALIDATION_FAILED', 'CHECKOUT_NOT_FOUND') },
         detail: { operationId: 'getCheckout', tags: ['account'], summary: 'State of an upgrade checkout of this account' },

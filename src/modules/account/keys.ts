@@ -1,31 +1,31 @@
-// mk_ API keys: shown once, stored as SHA-256 (a key is 256 random bits, so a fast hash is enough; a
-// slow password hash would only cost every request). Authenticating a key also loads its account.
+// mk_ API keys: shown once, stored as their hash (src/lib/secrets.ts). Authenticating a key also loads
+// its account.
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { accounts, apiKeys, type Plan } from '../../db/schema'
+import { accounts, apiKeys } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
+import type { AccountPrincipal, Authenticator } from '../../plugins/auth'
+import { enforceRateLimit } from '../../plugins/client'
 import type { Services } from '../../services'
-import { hashToken, randomId } from '../guest/service'
+import { PLAN_LIMITS } from './plans'
+import { newId } from '../../lib/ids'
+import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
 
-export const API_KEY_PREFIX = 'mk_'
-/** 32 random bytes: 43 base64url characters after the prefix. */
-const KEY_BYTES = 32
+export const API_KEY_PREFIX = TOKEN_PREFIXES.apiKey
 /** Characters of a key kept in clear to tell keys apart ("mk_AbCd…"). */
 const KEY_START = 7
 
-export interface AccountPrincipal {
-  id: string
-  email: string
-  plan: Plan
-  keyId: string
-}
+export type { AccountPrincipal }
+
+/** Window of the per-key request limit (PLAN_LIMITS.requestsPerMinute). */
+const KEY_RATE_WINDOW_MS = 60_000
 
 type Tx = Pick<Db, 'insert'>
 
 /** Creates a key for an account inside the caller's transaction; returns the key in clear, once. */
 export async function createApiKey(tx: Tx, accountId: string, now: Date): Promise<string> {
-  const key = randomId(API_KEY_PREFIX, KEY_BYTES)
-  await tx.insert(apiKeys).values({ id: randomId('key_'), accountId, keyHash: hashToken(key), start: key.slice(0, KEY_START), createdAt: now })
+  const key = newToken('apiKey')
+  await tx.insert(apiKeys).values({ id: newId('apiKey'), accountId, keyHash: hashSecret(key), start: key.slice(0, KEY_START), createdAt: now })
   return key
 }
 
@@ -34,8 +34,22 @@ export async function authenticateApiKey(services: Services, key: string): Promi
     .select({ id: accounts.id, email: accounts.email, plan: accounts.plan, keyId: apiKeys.id })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(and(eq(apiKeys.keyHash, hashToken(key)), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.keyHash, hashSecret(key)), isNull(apiKeys.revokedAt)))
     .limit(1)
   if (!row) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked API key.')
   return row
+}
+
+/** The mk_ authenticator: a live key of an existing account, within its plan's requests a minute. */
+export function apiKeyAuthenticator(services: Services): Authenticator {
+  return {
+    prefix: API_KEY_PREFIX,
+    kind: 'account',
+    async authenticate(token) {
+      const account = await authenticateApiKey(services, token)
+      const limit = PLAN_LIMITS[account.plan].requestsPerMinute
+      const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, limit, KEY_RATE_WINDOW_MS, services.now())
+      return { kind: 'account', account, rateHeaders, credentialId: `mk:${account.keyId}` }
+    },
+  }
 }

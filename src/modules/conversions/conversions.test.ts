@@ -3,8 +3,7 @@ import { eq } from 'drizzle-orm'
 import { newClickId, signClickId } from '../../core/click-id'
 import type { Db } from '../../db/client'
 import { conversions, links } from '../../db/schema'
-import { call, show, testApi, uniqueIp, type TestApp } from '../../../test/support/api'
-import { randomId } from '../guest/service'
+import { call, show, testApi, uniqueIp, type TestApp, uniqueName } from '../../../test/support/api'
 import { newAccount, type TestAccount } from '../links/test-accounts'
 import { PIXEL_GIF } from './index'
 import { conversionMirrorCounters, mirrorConversion, writeConversionMirror } from './mirror'
@@ -12,6 +11,7 @@ import { revenueForLink } from './revenue'
 import { ATTRIBUTION_WINDOW_MS, CONVERSION_IP_RATE } from './service'
 import type { Config } from '../../core/config'
 import type { ClickHouseClient } from '@clickhouse/client'
+import { newId } from '../../lib/ids'
 
 const PATH = '/api/analytics/link-conversion'
 const PIXEL = '/api/analytics/link-conversion/pixel'
@@ -26,8 +26,8 @@ let proLink: string
 let clickhouse: ClickHouseClient
 
 async function newLink(accountId: string | null): Promise<string> {
-  const id = randomId('link_')
-  await db.insert(links).values({ id, domain: 'sho.rt', alias: randomId('cv').slice(0, 20), url: 'https://shop.example/p', accountId })
+  const id = newId('link')
+  await db.insert(links).values({ id, domain: 'sho.rt', alias: uniqueName('cv').slice(0, 20), url: 'https://shop.example/p', accountId })
   return id
 }
 
@@ -77,7 +77,7 @@ describe('POST /api/analytics/link-conversion: happy paths', () => {
 
   test('API key of the link\'s account: no signature needed', async () => {
     const { clickId } = click(proLink)
-    const res = await call(app, 'POST', PATH, { token: pro.key, body: { clickId, conversionType: 'signup', eventId: randomId('evt_') } })
+    const res = await call(app, 'POST', PATH, { token: pro.key, body: { clickId, conversionType: 'signup', eventId: uniqueName('evt_') } })
     expect(res.status, show(res)).toBe(201)
     expect(res.headers.get('x-ratelimit-limit')).toBe('120')
   })
@@ -85,13 +85,13 @@ describe('POST /api/analytics/link-conversion: happy paths', () => {
   test('occurredAt: defaults to now; 4 minutes ahead and 29 days after the click are accepted', async () => {
     const c = click(proLink, 29 * DAY)
     const ahead = new Date(Date.now() + 4 * 60_000).toISOString()
-    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'lead', eventId: randomId('evt_'), occurredAt: ahead } })
+    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'lead', eventId: uniqueName('evt_'), occurredAt: ahead } })
     expect(res.status, show(res)).toBe(201)
   })
 
   test('same externalOrderId under another conversionType is a new conversion (refund of a purchase)', async () => {
     const c = click(proLink)
-    const order = randomId('order_')
+    const order = uniqueName('order_')
     const buy = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'purchase', value: 10, currency: 'USD', externalOrderId: order } })
     const refund = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'refund', value: 10, currency: 'USD', externalOrderId: order } })
     expect(buy.status, show(buy)).toBe(201)
@@ -155,18 +155,18 @@ describe('POST /api/analytics/link-conversion: security', () => {
 
   test('replay after the window: a click older than 30 days is refused', async () => {
     const c = click(proLink, ATTRIBUTION_WINDOW_MS + DAY)
-    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('evt_') } })
+    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_') } })
     expect(res.status, show(res)).toBe(400)
     expect(res.body.error).toBe('CONVERSION_WINDOW_CLOSED')
     // Backdating occurredAt into the window does not reopen it.
     const backdated = new Date(Date.now() - ATTRIBUTION_WINDOW_MS).toISOString()
-    const again = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('evt_'), occurredAt: backdated } })
+    const again = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_'), occurredAt: backdated } })
     expect(again.status, show(again)).toBe(400)
     expect(again.body.error).toBe('CONVERSION_WINDOW_CLOSED')
   })
 
   test('link gone: 404; link not Pro: 403 PRO_REQUIRED', async () => {
-    const gone = click(randomId('link_'))
+    const gone = click(newId('link'))
     const res = await call(app, 'POST', PATH, { body: { ...gone, conversionType: 'signup', eventId: 'e6' } })
     expect(res.status, show(res)).toBe(404)
     expect(res.body.error).toBe('LINK_NOT_FOUND')
@@ -229,16 +229,16 @@ describe('POST /api/analytics/link-conversion: field rules', () => {
   test('metadata of exactly 4000 serialized characters is accepted', async () => {
     const metadata = { k: 'm'.repeat(4000 - JSON.stringify({ k: '' }).length) }
     expect(JSON.stringify(metadata).length).toBe(4000)
-    const res = await call(app, 'POST', PATH, { body: { ...click(proLink), conversionType: 'signup', eventId: randomId('evt_'), metadata } })
+    const res = await call(app, 'POST', PATH, { body: { ...click(proLink), conversionType: 'signup', eventId: uniqueName('evt_'), metadata } })
     expect(res.status, show(res)).toBe(201)
   })
 
   test('occurredAt before the click, or more than 5 minutes ahead: 400 OCCURRED_AT_INVALID', async () => {
     const c = click(proLink, 60_000)
-    const before = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('e'), occurredAt: new Date(Date.now() - 120_000).toISOString() } })
+    const before = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('e'), occurredAt: new Date(Date.now() - 120_000).toISOString() } })
     expect(before.status, show(before)).toBe(400)
     expect(before.body.error).toBe('OCCURRED_AT_INVALID')
-    const future = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('e'), occurredAt: new Date(Date.now() + 6 * 60_000).toISOString() } })
+    const future = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('e'), occurredAt: new Date(Date.now() + 6 * 60_000).toISOString() } })
     expect(future.status, show(future)).toBe(400)
     expect(future.body.error).toBe('OCCURRED_AT_INVALID')
   })
@@ -247,22 +247,22 @@ describe('POST /api/analytics/link-conversion: field rules', () => {
     // Clicked 30 days minus 2 minutes ago; occurredAt 4 minutes ahead (allowed) is 30 days + 2 minutes after it.
     const c = click(proLink, ATTRIBUTION_WINDOW_MS - 2 * 60_000)
     const occurredAt = new Date(Date.now() + 4 * 60_000).toISOString()
-    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('e'), occurredAt } })
+    const res = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('e'), occurredAt } })
     expect(res.status, show(res)).toBe(400)
     expect(res.body.error).toBe('CONVERSION_WINDOW_CLOSED')
-    const inside = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('e') } })
+    const inside = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('e') } })
     expect(inside.status, show(inside)).toBe(201)
   })
 
   test('same key with a different payload: 409 CONVERSION_CONFLICT', async () => {
     const c = click(proLink)
-    const eventId = randomId('evt_')
+    const eventId = uniqueName('evt_')
     const first = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId } })
     expect(first.status, show(first)).toBe(201)
     const other = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId, source: 'elsewhere' } })
     expect(other.status, show(other)).toBe(409)
     expect(other.body.error).toBe('CONVERSION_CONFLICT')
-    const order = randomId('order_')
+    const order = uniqueName('order_')
     const buy = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'purchase', externalOrderId: order, value: 5, currency: 'EUR' } })
     expect(buy.status, show(buy)).toBe(201)
     const changed = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'purchase', externalOrderId: order, value: 6, currency: 'EUR' } })
@@ -446,7 +446,7 @@ describe('conversions_v1 (the ClickHouse mirror)', () => {
     const { app: downApp } = await testApi({ clickhouse: failing })
     const linkId = await newLink(pro.id)
     const before = conversionMirrorCounters.writeFailures
-    const res = await call(downApp, 'POST', PATH, { body: { ...click(linkId), conversionType: 'signup', eventId: randomId('evt_') } })
+    const res = await call(downApp, 'POST', PATH, { body: { ...click(linkId), conversionType: 'signup', eventId: uniqueName('evt_') } })
     expect(res.status, show(res)).toBe(201)
     expect(conversionMirrorCounters.writeFailures).toBe(before + 1)
     expect((await rowsOf(linkId)).length).toBe(1)

@@ -4,6 +4,7 @@
 import { Elysia } from 'elysia'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
+import type { Auth } from '../../plugins/auth'
 import type { Services } from '../../services'
 import { conversionModels } from './model'
 import { authenticateCaller, CONVERSION_IP_RATE, recordConversion, type ConversionInput } from './service'
@@ -42,14 +43,14 @@ export function pixelInput(params: URLSearchParams): ConversionInput | null {
   }
 }
 
-export function conversionsModule(services: Services) {
+export function conversionsModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.conversions' })
     .use(errors)
     .model(conversionModels)
     .post(
       '/api/analytics/link-conversion',
       async ({ body, request, server, set }) => {
-        const { caller, rateHeaders } = await authenticateCaller(services, request.headers.get('authorization'))
+        const { caller, rateHeaders } = await authenticateCaller(auth, request.headers.get('authorization'))
         Object.assign(set.headers, rateHeaders)
         if (caller === null) {
           // Signature calls come from browsers: limited per client IP (API keys have their per-key limit).

@@ -17,11 +17,11 @@
 import { and, eq, or, type SQL } from 'drizzle-orm'
 import { parseClickId, verifyClickSignature } from '../../core/click-id'
 import { accounts, conversions, links } from '../../db/schema'
-import { authenticate } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { randomId } from '../guest/service'
 import { mirrorConversion } from './mirror'
+import { newId } from '../../lib/ids'
 
 export const CONVERSION_LIMITS = {
   clickId: 64,
@@ -139,11 +139,11 @@ export type KeyCaller = { accountId: string } | null
  * returned), or null when there is no header: the call then rests on the click signature.
  */
 export async function authenticateCaller(
-  services: Services,
+  auth: Auth,
   authorization: string | null,
 ): Promise<{ caller: KeyCaller; rateHeaders: Record<string, string> }> {
   if (authorization === null || authorization.trim() === '') return { caller: null, rateHeaders: {} }
-  const principal = await authenticate(services, 'mk', authorization)
+  const principal = await auth.authenticate('mk', authorization)
   if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
   return { caller: { accountId: principal.account.id }, rateHeaders: principal.rateHeaders }
 }
@@ -183,7 +183,7 @@ export async function recordConversion(services: Services, input: ConversionInpu
 
   const conversionType = input.conversionType.trim().toLowerCase()
   const hash = payloadHash(input, given)
-  const id = randomId('cv_')
+  const id = newId('conversion')
   const inserted = await services.db
     .insert(conversions)
     .values({

@@ -3,7 +3,7 @@
 // redirector keeps in memory (shared secret, hidden from Swagger like /internal/resolve).
 import { Elysia } from 'elysia'
 import { createTxtResolver, type TxtResolver } from '../../dns/resolver'
-import { authPlugin } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
@@ -11,7 +11,6 @@ import type { AccountPrincipal } from '../account/keys'
 import { PLAN_LIMITS } from '../account/plans'
 import { INTERNAL_SECRET_HEADER } from '../internal'
 import { secretMatches } from '../internal/service'
-import { accountOf } from '../tags'
 import { domainModels, HostnameParams } from './model'
 import { addDomain, countDomains, domainUsage, listDomains, removeDomain, upgradeUrl, verifiedHostnames, verifyDomain } from './service'
 
@@ -29,36 +28,34 @@ function meta(services: Services, account: AccountPrincipal, total: number, hint
 
 const verifyPath = (hostname: string) => `/api/v1/domains/${hostname}/verify`
 
-export function domainsModule(services: Services, resolver: TxtResolver = createTxtResolver(services.config)) {
+export function domainsModule(services: Services, auth: Auth, resolver: TxtResolver = createTxtResolver(services.config)) {
   return new Elysia({ name: 'modules.domains' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .use(idempotencyPlugin(services))
     .model(domainModels)
     .get(
       '/api/v1/domains',
-      async ({ principal }) => {
-        const account = accountOf(principal)
+      async ({ account }) => {
         const domains = await listDomains(services, account.id)
         return { success: true, data: { domains, total: domains.length }, meta: meta(services, account, domains.length) }
       },
       {
-        auth: 'mk',
+        account: true,
         response: { 200: 'DomainListResponse', ...errorResponses() },
         detail: { operationId: 'listDomains', tags: ['domains'], summary: 'List your custom domains', description: 'Each with its verification state and the TXT record that proves control.' },
       },
     )
     .post(
       '/api/v1/domains',
-      async ({ principal, body, set }) => {
-        const account = accountOf(principal)
+      async ({ account, body, set }) => {
         const { domain, total } = await addDomain(services, account, body.hostname)
         set.status = 201
         const hint = `Create a TXT record at ${domain.verification.name} with the value "${domain.verification.value}", then call POST ${verifyPath(domain.hostname)}.`
         return { success: true, data: domain, meta: meta(services, account, total, hint) }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         body: 'AddDomainRequest',
         response: { 201: 'DomainResponse', ...errorResponses('INVALID_DOMAIN', 'DOMAIN_RESERVED', 'DOMAIN_LIMIT_REACHED', 'DOMAIN_TAKEN') },
@@ -73,13 +70,12 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
     )
     .post(
       '/api/v1/domains/:hostname/verify',
-      async ({ principal, params }) => {
-        const account = accountOf(principal)
+      async ({ account, params }) => {
         const domain = await verifyDomain(services, resolver, account.id, params.hostname)
         return { success: true, data: domain, meta: meta(services, account, await countDomains(services, account.id)) }
       },
       {
-        auth: 'mk',
+        account: true,
         params: HostnameParams,
         response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
@@ -93,8 +89,7 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
     )
     .delete(
       '/api/v1/domains/:hostname',
-      async ({ principal, params }) => {
-        const account = accountOf(principal)
+      async ({ account, params }) => {
         const { hostname, linksDeleted } = await removeDomain(services, account.id, params.hostname)
         const links = linksDeleted === 1 ? '1 link' : `${linksDeleted} links`
         return {
@@ -105,7 +100,7 @@ export function domainsModule(services: Services, resolver: TxtResolver = create
         }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         params: HostnameParams,
         response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND') },

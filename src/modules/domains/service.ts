@@ -9,9 +9,10 @@ import { DnsLookupError } from '../../dns/resolver'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from '../account/plans'
-import { randomId } from '../guest/service'
 import { assertNotOwnHost, parseHostname } from './hostname'
 import type { DomainRecord } from './model'
+import { newId } from '../../lib/ids'
+import { randomBase64url } from '../../lib/secrets'
 
 type DomainRow = typeof domains.$inferSelect
 
@@ -97,7 +98,7 @@ export async function addDomain(
     }
     const [row] = await tx
       .insert(domains)
-      .values({ id: randomId('dom_'), accountId: account.id, hostname, verificationToken: randomId('', 24), createdAt: now })
+      .values({ id: newId('domain'), accountId: account.id, hostname, verificationToken: randomBase64url(24), createdAt: now })
       .onConflictDoNothing({ target: domains.hostname })
       .returning()
     // Another account added it between our read and our insert.

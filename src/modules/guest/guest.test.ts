@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { guestSessions } from '../../db/schema'
 import { call, show, testApi, uniqueIp, type TestApp } from '../../../test/support/api'
-import { GUEST_LIMITS, GUEST_TOKEN_RATE, hashToken } from './service'
+import { GUEST_LIMITS, GUEST_TOKEN_RATE } from './service'
+import { hashSecret } from '../../lib/secrets'
 
 let app: TestApp
 let db: Awaited<ReturnType<typeof testApi>>['deps']['db']
@@ -62,7 +63,7 @@ describe('POST /api/v1/guest/token', () => {
   test('security: the token is stored only as its SHA-256 hash', async () => {
     const res = await call(app, 'POST', '/api/v1/guest/token')
     const token: string = res.body.data.guest_token
-    const byHash = await db.select().from(guestSessions).where(eq(guestSessions.tokenHash, hashToken(token)))
+    const byHash = await db.select().from(guestSessions).where(eq(guestSessions.tokenHash, hashSecret(token)))
     expect(byHash.length, show(res)).toBe(1)
     expect(byHash[0]!.tokenHash, show(res)).toMatch(/^[0-9a-f]{64}$/)
     expect(JSON.stringify(byHash[0]), show(res)).not.toContain(token)

@@ -2,7 +2,7 @@
 // POST /api/v1/guest/register, /api/v1/guest/verify: turn it into an account (registration.ts).
 import { Elysia } from 'elysia'
 import { createMailer } from '../../mail/mailer'
-import { authPlugin } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -18,14 +18,14 @@ function normalizeBodyEmail(context: { body: unknown }) {
   if (body && typeof body.email === 'string') body.email = normalizeEmail(body.email)
 }
 
-export function guestModule(services: Services) {
+export function guestModule(services: Services, auth: Auth) {
   const mailer = createMailer(services.config.mail)
   if (!services.config.embedded && mailer.kind === 'outbox') {
     console.warn(`[mail] SMTP_URL is not set: verification codes are not sent, only logged and written to ${services.config.mail.outboxPath}`)
   }
   return new Elysia({ name: 'modules.guest' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .model(guestModels)
     .post(
       '/api/v1/guest/token',
@@ -60,9 +60,8 @@ export function guestModule(services: Services) {
     )
     .post(
       '/api/v1/guest/register',
-      async ({ body, principal }) => {
-        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED')
-        const { email } = await requestVerificationCode(services, mailer, principal.guest, body.email)
+      async ({ body, guest }) => {
+        const { email } = await requestVerificationCode(services, mailer, guest, body.email)
         const minutes = CODE_TTL_MS / 60_000
         return {
           success: true,
@@ -70,7 +69,7 @@ export function guestModule(services: Services) {
           meta: {
             account_type: 'guest',
             hint: 'POST /api/v1/guest/verify {"email", "code"} with this guest token to create the account and get an API key.',
-            usage: guestUsage(principal.guest),
+            usage: guestUsage(guest),
             notices:
               mailer.kind === 'outbox'
                 ? [{ type: 'development_delivery', message: 'This server has no mail relay (SMTP_URL): the code was written to the server log and its outbox file instead of being sent.' }]
@@ -83,7 +82,7 @@ export function guestModule(services: Services) {
         }
       },
       {
-        auth: 'gt',
+        guest: true,
         body: 'RegisterRequest',
         transform: normalizeBodyEmail,
         response: { 200: 'RegisterResponse', ...errorResponses('EMAIL_TAKEN', 'RATE_LIMITED', 'MAIL_UNAVAILABLE') },
@@ -97,9 +96,8 @@ export function guestModule(services: Services) {
     )
     .post(
       '/api/v1/guest/verify',
-      async ({ body, principal }) => {
-        if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED')
-        const { accountId, apiKey, linksClaimed } = await verifyEmailCode(services, principal.guest, body.email, body.code)
+      async ({ body, guest }) => {
+        const { accountId, apiKey, linksClaimed } = await verifyEmailCode(services, guest, body.email, body.code)
         const created = await linksCreatedThisMonth(services, accountId)
         const quota = PLAN_LIMITS.free.linksPerMonth
         return {
@@ -123,7 +121,7 @@ export function guestModule(services: Services) {
         }
       },
       {
-        auth: 'gt',
+        guest: true,
         body: 'VerifyRequest',
         transform: normalizeBodyEmail,
         response: { 200: 'VerifyResponse', ...errorResponses('INVALID_CODE', 'CODE_EXPIRED', 'EMAIL_TAKEN', 'TOO_MANY_ATTEMPTS') },

@@ -9,8 +9,8 @@ import { accounts, emailVerifications, links } from '../../db/schema'
 import { startSmtpSink, type SmtpSink } from '../../mail/testing'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
 import { codePepper, generateCode, hashCode, MAX_CODE_ATTEMPTS, REGISTER_RATES } from './registration'
-import { hashToken } from './service'
 import { latestCode, signUp, uniqueEmail } from './testing'
+import { hashSecret } from '../../lib/secrets'
 
 let sink: SmtpSink
 let api: Awaited<ReturnType<typeof testApi>>
@@ -156,7 +156,7 @@ describe('POST /api/v1/guest/register', () => {
     const [row] = await api.deps.db.select().from(emailVerifications).where(eq(emailVerifications.email, email))
     expect(row!.codeHash).toMatch(/^[0-9a-f]{64}$/)
     expect(row!.codeHash).not.toContain(code)
-    expect(row!.codeHash).not.toBe(hashToken(code))
+    expect(row!.codeHash).not.toBe(hashSecret(code))
     expect(row!.codeHash).toBe(hashCode(codePepper(api.deps.config), row!.id, email, code))
   })
 })

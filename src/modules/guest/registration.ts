@@ -6,7 +6,7 @@
 // five attempts. Only an HMAC-SHA256 of (row id, e-mail, code) is stored, keyed by a pepper derived from
 // INTERNAL_SECRET, which never reaches the database: a plain hash of a six-digit code would fall to a
 // million guesses, while a database dump without the secret reveals nothing.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { isUniqueViolation } from '../../db/errors'
@@ -17,7 +17,9 @@ import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { createApiKey } from '../account/keys'
-import { hashToken, randomId, type GuestSession } from './service'
+import { type GuestSession } from './service'
+import { newId } from '../../lib/ids'
+import { hashSecret, sameSecret } from '../../lib/secrets'
 
 const CODE_DIGITS = 6
 export const CODE_TTL_MS = 15 * 60 * 1000
@@ -59,9 +61,6 @@ export function hashCode(pepper: Buffer, verificationId: string, email: string, 
   return createHmac('sha256', pepper).update(`${verificationId}\n${email}\n${code}`).digest('hex')
 }
 
-function codeMatches(expectedHex: string, actualHex: string): boolean {
-  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(actualHex, 'hex'))
-}
 
 async function emailTaken(services: Pick<Services, 'db'>, email: string): Promise<boolean> {
   const [row] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
@@ -86,11 +85,11 @@ export async function requestVerificationCode(services: Services, mailer: Mailer
   await limit(services, `register:guest:${guest.id}`, REGISTER_RATES.perGuest, 'This guest token has asked for too many codes; retry later.')
   if (await emailTaken(services, email)) throw new ApiError('EMAIL_TAKEN', undefined, { meta: guestMeta })
   // Addresses are keyed by their hash: the limiter's store never holds them in clear.
-  const emailKey = hashToken(email)
+  const emailKey = hashSecret(email)
   await limit(services, `register:email-minute:${emailKey}`, REGISTER_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait before asking again.')
   await limit(services, `register:email-hour:${emailKey}`, REGISTER_RATES.perEmailHour, 'Too many codes were sent to this address this hour; retry later.')
 
-  const id = randomId('ev_')
+  const id = newId('emailVerification')
   const code = generateCode()
   const now = new Date(services.now())
   const expiresAt = new Date(now.getTime() + CODE_TTL_MS)
@@ -161,7 +160,7 @@ export async function verifyEmailCode(services: Services, guest: GuestSession, r
     if (current?.usedAt) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
     throw tooManyAttempts()
   }
-  if (!codeMatches(pending.codeHash, hashCode(codePepper(services.config), pending.id, email, code))) {
+  if (!sameSecret(pending.codeHash, hashCode(codePepper(services.config), pending.id, email, code))) {
     const remaining = MAX_CODE_ATTEMPTS - counted.attempts
     if (remaining === 0) throw tooManyAttempts()
     throw new ApiError('INVALID_CODE', `Wrong code; ${remaining} attempt${remaining === 1 ? '' : 's'} left.`, { remaining, limit: MAX_CODE_ATTEMPTS, meta: guestMeta })
@@ -189,7 +188,7 @@ function tooManyAttempts(): ApiError {
 async function createAccountFromGuest(services: Services, guest: GuestSession, email: string, verificationId: string, now: Date) {
   try {
     return await services.db.transaction(async (tx) => {
-      const [account] = await tx.insert(accounts).values({ id: randomId('acct_'), email, plan: 'free', createdAt: now }).returning({ id: accounts.id })
+      const [account] = await tx.insert(accounts).values({ id: newId('account'), email, plan: 'free', createdAt: now }).returning({ id: accounts.id })
       const [used] = await tx
         .update(emailVerifications)
         .set({ usedAt: now })

@@ -3,44 +3,33 @@
 import { and, eq, gt, lt, sql } from 'drizzle-orm'
 import { guestSessions } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
+import type { Authenticator, GuestPrincipal } from '../../plugins/auth'
+import { rateLimitHeaders } from '../../plugins/client'
 import type { Services } from '../../services'
+import { newId } from '../../lib/ids'
+import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
 
 /** DESIGN.md "Guest limits"; returned to the client as `limits`. */
 export const GUEST_LIMITS = { max_links: 10, max_requests: 100, expires_in_seconds: 86_400 } as const
 /** POST /guest/token: 10 an hour per client IP (DESIGN.md). */
 export const GUEST_TOKEN_RATE = { limit: 10, windowMs: 3_600_000 } as const
 
-export const GUEST_TOKEN_PREFIX = 'gt_'
-/** 32 random bytes: 43 base64url characters after the prefix. */
-const TOKEN_BYTES = 32
+export const GUEST_TOKEN_PREFIX = TOKEN_PREFIXES.guest
 
-export interface GuestSession {
-  id: string
-  expiresAt: Date
-  requestCount: number
-  linkCount: number
-}
-
-export function randomId(prefix: string, bytes = 16): string {
-  return prefix + Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url')
-}
-
-export function hashToken(token: string): string {
-  return new Bun.CryptoHasher('sha256').update(token).digest('hex')
-}
+export type GuestSession = GuestPrincipal
 
 export function upgradeUrl(services: Services): string {
   return `${services.config.publicApiUrl}/api/v1/guest/register`
 }
 
 export async function createGuestSession(services: Services): Promise<{ token: string; session: GuestSession }> {
-  const token = randomId(GUEST_TOKEN_PREFIX, TOKEN_BYTES)
+  const token = newToken('guest')
   const now = services.now()
   const [session] = await services.db
     .insert(guestSessions)
     .values({
-      id: randomId('guest_'),
-      tokenHash: hashToken(token),
+      id: newId('guest'),
+      tokenHash: hashSecret(token),
       expiresAt: new Date(now + GUEST_LIMITS.expires_in_seconds * 1000),
       createdAt: new Date(now),
     })
@@ -61,7 +50,7 @@ const sessionColumns = {
  */
 export async function authenticateGuest(services: Services, token: string): Promise<GuestSession> {
   const now = new Date(services.now())
-  const tokenHash = hashToken(token)
+  const tokenHash = hashSecret(token)
   const [counted] = await services.db
     .update(guestSessions)
     .set({ requestCount: sql`${guestSessions.requestCount} + 1` })
@@ -89,6 +78,23 @@ export async function authenticateGuest(services: Services, token: string): Prom
     retryAfter: secondsUntil(existing.expiresAt, now),
     meta: { account_type: 'guest', usage: guestUsage(existing) },
   })
+}
+
+/** The gt_ authenticator: a live session under its request quota, which is its X-RateLimit window. */
+export function guestAuthenticator(services: Services): Authenticator {
+  return {
+    prefix: GUEST_TOKEN_PREFIX,
+    kind: 'guest',
+    async authenticate(token) {
+      const guest = await authenticateGuest(services, token)
+      const rateHeaders = rateLimitHeaders({
+        limit: GUEST_LIMITS.max_requests,
+        remaining: GUEST_LIMITS.max_requests - guest.requestCount,
+        resetAt: Math.ceil(guest.expiresAt.getTime() / 1000),
+      })
+      return { kind: 'guest', guest, rateHeaders, credentialId: `gt:${guest.id}` }
+    },
+  }
 }
 
 /**

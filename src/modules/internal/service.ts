@@ -1,19 +1,16 @@
-import { timingSafeEqual } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import type { CachedLink } from '../../core/link-cache'
 import { links } from '../../db/schema'
 import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
+import { sameSecret } from '../../lib/secrets'
 import { findLinkWithPlan, recordOf, syncLinkCache } from '../links/cache'
 import { normalizeHost } from '../links/url'
 
-/** Constant-time comparison of the shared secret (hashing first makes the lengths equal). */
+/** The shared secret, compared in constant time. */
 export function secretMatches(given: string | null, expected: string): boolean {
-  if (given === null) return false
-  const a = new Bun.CryptoHasher('sha256').update(given).digest()
-  const b = new Bun.CryptoHasher('sha256').update(expected).digest()
-  return timingSafeEqual(a, b)
+  return given !== null && sameSecret(given, expected)
 }
 
 /**

@@ -3,11 +3,11 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
 import { apiKeys, links } from '../../db/schema'
-import { call, newGuestToken, show, testApi, type TestApp } from '../../../test/support/api'
-import { randomId } from '../guest/service'
+import { call, newGuestToken, show, testApi, type TestApp, uniqueName } from '../../../test/support/api'
 import { monthWindow } from './quota'
 import { DEFAULT_LINK_TTL_MS } from './service'
 import { newAccount, newDomain, type TestAccount } from './test-accounts'
+import { newId } from '../../lib/ids'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -23,9 +23,9 @@ const freshAlias = (prefix = 'a') => `${prefix}-${crypto.randomUUID().slice(0, 1
 const rowOf = async (domain: string, alias: string) => (await api.deps.db.select().from(links).where(eq(links.alias, alias))).find((r) => r.domain === domain)
 
 async function fillMonth(account: TestAccount, count: number, createdAt = new Date()) {
-  const tag = randomId('', 6)
+  const tag = uniqueName('', 6)
   await api.deps.db.insert(links).values(
-    Array.from({ length: count }, (_, i) => ({ id: randomId('link_'), domain: 'sho.rt', alias: `fill-${tag}-${i}`, url: 'https://example.com/filler', accountId: account.id, createdAt })),
+    Array.from({ length: count }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `fill-${tag}-${i}`, url: 'https://example.com/filler', accountId: account.id, createdAt })),
   )
 }
 

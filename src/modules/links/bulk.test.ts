@@ -2,12 +2,12 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { links } from '../../db/schema'
-import { call, newGuestToken, show, testApi, type TestApp } from '../../../test/support/api'
+import { call, newGuestToken, show, testApi, type TestApp, uniqueName } from '../../../test/support/api'
 import { ApiError } from '../../plugins/errors'
-import { randomId } from '../guest/service'
 import { checkItem } from './bulk'
 import { MAX_BULK_LINKS } from './model'
 import { newAccount } from './test-accounts'
+import { newId } from '../../lib/ids'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -95,9 +95,9 @@ describe('POST /api/v1/links/bulk', () => {
 
   test('the monthly quota applies item by item', async () => {
     const account = await newAccount(api.deps.db)
-    const tag = randomId('', 6)
+    const tag = uniqueName('', 6)
     await api.deps.db.insert(links).values(
-      Array.from({ length: 998 }, (_, i) => ({ id: randomId('link_'), domain: 'sho.rt', alias: `bq-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
+      Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bq-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
     )
     const res = await bulk(account.key, { links: [1, 2, 3].map((i) => ({ url: `https://example.com/q/${i}` })) })
     expect(res.status, show(res)).toBe(200)

@@ -5,8 +5,8 @@ import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../core
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { testApi } from '../../../test/support/api'
-import { randomId } from '../guest/service'
 import { recordOf, syncLinkCache, toCachedLink } from './cache'
+import { newId } from '../../lib/ids'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let services: Pick<Services, 'db' | 'kv' | 'counters'>
@@ -17,7 +17,7 @@ beforeAll(async () => {
 })
 
 async function link(url: string) {
-  const [row] = await api.deps.db.insert(links).values({ id: randomId('link_'), domain: 'sho.rt', alias: `c-${crypto.randomUUID().slice(0, 12)}`, url }).returning()
+  const [row] = await api.deps.db.insert(links).values({ id: newId('link'), domain: 'sho.rt', alias: `c-${crypto.randomUUID().slice(0, 12)}`, url }).returning()
   return row!
 }
 

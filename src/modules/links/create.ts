@@ -7,13 +7,13 @@ import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../account/keys'
 import { PLAN_LIMITS } from '../account/plans'
-import { randomId } from '../guest/service'
 import { generateAlias, isReservedAlias } from './alias'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
 import type { ShortenInput } from './model'
 import { accountMeta, linksCreatedSince, lockQuota, monthWindow, quotaExceeded } from './quota'
 import { DEFAULT_LINK_TTL_MS, MAX_ALIAS_ATTEMPTS, toLinkRecord } from './service'
 import { normalizeHost, validateDestination } from './url'
+import { newId } from '../../lib/ids'
 
 type LinkRow = typeof links.$inferSelect
 
@@ -142,7 +142,7 @@ export async function insertLink(services: Services, account: AccountPrincipal, 
       if (link.alias === undefined && !link.domain.custom && isReservedAlias(alias)) continue
       const [row] = await tx
         .insert(links)
-        .values({ ...values, id: randomId('link_'), alias })
+        .values({ ...values, id: newId('link'), alias })
         // A taken alias must not abort the transaction: the caller's is refused, a generated one drawn again.
         .onConflictDoNothing({ target: [links.domain, links.alias] })
         .returning()

@@ -1,7 +1,7 @@
 // Links: POST /shorten, POST /alias/check, and the API-key endpoints under /links (list, bulk create,
 // get, update, delete).
 import { Elysia } from 'elysia'
-import { authPlugin, type Principal } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
@@ -17,17 +17,13 @@ import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './s
 import { clickNotices, clickTotals, withClicks } from '../stats/clicks'
 
 /** mk-only routes: the auth macro has refused every other token already. */
-function accountOf(principal: Principal): AccountPrincipal {
-  if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED', 'This endpoint needs an API key (mk_).')
-  return principal.account
-}
 
 const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
-export function linksModule(services: Services) {
+export function linksModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.links' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .use(idempotencyPlugin(services))
     .model(linkModels)
     .post(
@@ -45,7 +41,7 @@ export function linksModule(services: Services) {
         }
       },
       {
-        auth: 'gt/mk',
+        guestOrAccount: true,
         idempotent: true,
         body: 'ShortenRequest',
         response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'URL_POINTS_TO_SHORT_DOMAIN', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
@@ -82,13 +78,12 @@ export function linksModule(services: Services) {
     )
     .get(
       '/api/v1/links',
-      async ({ query, principal }) => {
-        const account = accountOf(principal)
+      async ({ query, account }) => {
         const data = await listLinks(services, account, query)
         return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices(data.links)) }
       },
       {
-        auth: 'mk',
+        account: true,
         query: LinkListQuery,
         response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED') },
         detail: {
@@ -103,12 +98,12 @@ export function linksModule(services: Services) {
     )
     .post(
       '/api/v1/links/bulk',
-      async ({ body, principal }) => {
-        const { results, summary, meta } = await bulkCreate(services, accountOf(principal), body.links)
+      async ({ body, account }) => {
+        const { results, summary, meta } = await bulkCreate(services, account, body.links)
         return { success: true, data: { results, summary }, meta }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         body: 'BulkRequest',
         response: { 200: 'BulkResponse', ...errorResponses() },
@@ -125,14 +120,13 @@ export function linksModule(services: Services) {
     )
     .get(
       '/api/v1/links/:alias',
-      async ({ params, query, principal }) => {
-        const account = accountOf(principal)
+      async ({ params, query, account }) => {
         const row = await getOwnLink(services, account, params.alias, query.domain)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
         return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
       },
       {
-        auth: 'mk',
+        account: true,
         params: AliasParams,
         query: LinkQuery,
         response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
@@ -141,14 +135,13 @@ export function linksModule(services: Services) {
     )
     .patch(
       '/api/v1/links/:alias',
-      async ({ params, query, body, principal }) => {
-        const account = accountOf(principal)
+      async ({ params, query, body, account }) => {
         const row = await updateLink(services, account, params.alias, query.domain, body)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
         return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         params: AliasParams,
         query: LinkQuery,
@@ -166,13 +159,12 @@ export function linksModule(services: Services) {
     )
     .delete(
       '/api/v1/links/:alias',
-      async ({ params, query, principal }) => {
-        const account = accountOf(principal)
+      async ({ params, query, account }) => {
         const link = await deleteLink(services, account, params.alias, query.domain)
         return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta: await currentAccountMeta(services, account) }
       },
       {
-        auth: 'mk',
+        account: true,
         params: AliasParams,
         query: LinkQuery,
         idempotent: true,

@@ -2,11 +2,12 @@
 import { and, eq } from 'drizzle-orm'
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
-import { countGuestLink, guestUsage, randomId, type GuestSession } from '../guest/service'
+import { countGuestLink, guestUsage, type GuestSession } from '../guest/service'
 import { generateAlias, isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
 import { normalizeHost, validateDestination } from './url'
+import { newId } from '../../lib/ids'
 
 /** Spec section 1 and 8: links expire after 30 days by default. */
 export const DEFAULT_LINK_TTL_MS = 30 * 24 * 3600 * 1000
@@ -64,7 +65,7 @@ export async function shortenAsGuest(services: Services, guest: GuestSession, in
       const [row] = await tx
         .insert(links)
         .values({
-          id: randomId('link_'),
+          id: newId('link'),
           domain,
           alias,
           url,

@@ -3,7 +3,8 @@
 import { accounts, domains, type Plan } from '../../db/schema'
 import type { Db } from '../../db/client'
 import { createApiKey } from '../account/keys'
-import { randomId } from '../guest/service'
+import { newId } from '../../lib/ids'
+import { randomBase64url } from '../../lib/secrets'
 
 export interface TestAccount {
   id: string
@@ -11,7 +12,7 @@ export interface TestAccount {
 }
 
 export async function newAccount(db: Db, plan: Plan = 'free'): Promise<TestAccount> {
-  const id = randomId('acct_')
+  const id = newId('account')
   await db.insert(accounts).values({ id, email: `${id.toLowerCase()}@links.example`, plan })
   return { id, key: await createApiKey(db, id, new Date()) }
 }
@@ -20,10 +21,10 @@ export async function newAccount(db: Db, plan: Plan = 'free'): Promise<TestAccou
 export async function newDomain(db: Db, accountId: string, opts: { verified?: boolean; host?: string } = {}): Promise<string> {
   const host = opts.host ?? `go-${crypto.randomUUID().slice(0, 8)}.example.com`
   await db.insert(domains).values({
-    id: randomId('dom_'),
+    id: newId('domain'),
     accountId,
     hostname: host,
-    verificationToken: randomId('verify_'),
+    verificationToken: randomBase64url(16),
     verifiedAt: opts.verified === false ? null : new Date(),
   })
   return host

@@ -1,7 +1,7 @@
 // Link statistics: GET /api/v1/links/{alias}/stats (mk). Pro: 200 with the statistics; Free: 403
 // STATS_REQUIRES_PRO with basic totals in data. See service.ts.
 import { Elysia } from 'elysia'
-import { authPlugin } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { AliasParams } from '../links/model'
@@ -14,21 +14,20 @@ export interface StatsModuleOptions {
   sections?: StatsSection[]
 }
 
-export function statsModule(services: Services, { sections = [conversionsSection] }: StatsModuleOptions = {}) {
+export function statsModule(services: Services, auth: Auth, { sections = [conversionsSection] }: StatsModuleOptions = {}) {
   return new Elysia({ name: 'modules.stats' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .model(statsModels)
     .get(
       '/api/v1/links/:alias/stats',
-      async ({ params, query, principal }) => {
-        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED', 'This endpoint needs an API key (mk_).')
+      async ({ params, query, account }) => {
         const request = { alias: params.alias, domain: query.domain, period: query.period ?? '7D', includeBots: query.include_bots === true }
-        const { data, meta } = await statsFor(services, principal.account, request, sections)
+        const { data, meta } = await statsFor(services, account, request, sections)
         return { success: true, data, meta }
       },
       {
-        auth: 'mk',
+        account: true,
         params: AliasParams,
         query: StatsQuery,
         response: { 200: 'StatsResponse', ...errorResponses('VALIDATION_FAILED', 'STATS_REQUIRES_PRO', 'LINK_NOT_FOUND', 'STATS_UNAVAILABLE') },

@@ -4,9 +4,8 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { and, eq } from 'drizzle-orm'
 import { conversions, links } from '../../db/schema'
-import { call, newGuestToken, show, testApi } from '../../../test/support/api'
+import { call, newGuestToken, show, testApi, uniqueName } from '../../../test/support/api'
 import { insertTestClicks, testClickHouse } from '../../../test/support/clickhouse'
-import { randomId } from '../guest/service'
 import { newAccount, newDomain, type TestAccount } from '../links/test-accounts'
 import { CLICK_COUNTS_BUDGET_MS } from './clicks'
 
@@ -102,16 +101,16 @@ describe('GET /api/v1/links/{alias}/stats: conversions and revenue', () => {
     const pro = await newAccount(api.deps.db, 'pro')
     const link = await createLink(api.app, pro)
     const conversion = (type: string, value: string | null, currency: string | null, msAgo: number) => ({
-      id: randomId('conv_'),
+      id: uniqueName('conv_'),
       accountId: pro.id,
       linkId: link.id,
-      clickId: randomId('click_'),
+      clickId: uniqueName('click_'),
       conversionType: type,
       value,
       currency,
-      externalOrderId: randomId('order_'),
+      externalOrderId: uniqueName('order_'),
       occurredAt: new Date(Date.now() - msAgo),
-      payloadHash: randomId('hash_'),
+      payloadHash: uniqueName('hash_'),
     })
     await api.deps.db.insert(conversions).values([
       conversion('purchase', '50', 'EUR', 0),

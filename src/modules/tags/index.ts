@@ -2,7 +2,7 @@
 // /api/v1/links/{alias}/tags. API keys only. The tag list and the created tag sit at top level (spec 2.1).
 import { Elysia } from 'elysia'
 import type { AccountPrincipal } from '../account/keys'
-import { authPlugin, type Principal } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
@@ -10,10 +10,6 @@ import { DomainQuery, LinkParams, LinkTagParams, MAX_TAGS_PER_ACCOUNT, TagIdPara
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
 
 /** The account behind an mk_ key; the `auth: 'mk'` option has already refused everything else. */
-export function accountOf(principal: Principal): AccountPrincipal {
-  if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED', 'This endpoint needs an API key (mk_).')
-  return principal.account
-}
 
 const accountMeta = (account: AccountPrincipal) => ({ account_type: account.plan })
 
@@ -27,35 +23,33 @@ function oneDomain(fromBody: string | undefined, fromQuery: string | undefined):
 
 const linkName = (domain: string, alias: string) => `${domain}/${alias}`
 
-export function tagsModule(services: Services) {
+export function tagsModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.tags' })
     .use(errors)
-    .use(authPlugin(services))
+    .use(auth.plugin)
     .use(idempotencyPlugin(services))
     .model(tagModels)
     .get(
       '/api/v1/tags',
-      async ({ principal }) => {
-        const account = accountOf(principal)
+      async ({ account }) => {
         const tags = await listTags(services, account.id)
         return { success: true, tags, meta: { ...accountMeta(account), usage: tagUsage(tags.length) } }
       },
       {
-        auth: 'mk',
+        account: true,
         response: { 200: 'TagListResponse', ...errorResponses() },
         detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${MAX_TAGS_PER_ACCOUNT} tags.` },
       },
     )
     .post(
       '/api/v1/tags',
-      async ({ principal, body, set }) => {
-        const account = accountOf(principal)
+      async ({ account, body, set }) => {
         const { tag, total } = await createTag(services, account.id, body)
         set.status = 201
         return { success: true, tag, meta: { ...accountMeta(account), usage: tagUsage(total) } }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         body: 'CreateTagRequest',
         response: { 201: 'TagResponse', ...errorResponses('TAG_EXISTS', 'TAG_LIMIT_REACHED') },
@@ -69,15 +63,14 @@ export function tagsModule(services: Services) {
     )
     .delete(
       '/api/v1/tags/:tagId',
-      async ({ principal, params }) => {
-        const account = accountOf(principal)
+      async ({ account, params }) => {
         const tagId = parseTagId(params.tagId)
         await deleteTag(services, account.id, tagId)
         const total = await countAccountTags(services, account.id)
         return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: { ...accountMeta(account), usage: tagUsage(total) } }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         params: TagIdParams,
         response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND') },
@@ -86,13 +79,12 @@ export function tagsModule(services: Services) {
     )
     .get(
       '/api/v1/links/:alias/tags',
-      async ({ principal, params, query }) => {
-        const account = accountOf(principal)
+      async ({ account, params, query }) => {
         const tags = await listLinkTags(services, account.id, { alias: params.alias, domain: query.domain })
         return { success: true, tags, meta: accountMeta(account) }
       },
       {
-        auth: 'mk',
+        account: true,
         params: LinkParams,
         query: DomainQuery,
         response: { 200: 'TagListResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
@@ -101,8 +93,7 @@ export function tagsModule(services: Services) {
     )
     .post(
       '/api/v1/links/:alias/tags',
-      async ({ principal, params, query, body, set }) => {
-        const account = accountOf(principal)
+      async ({ account, params, query, body, set }) => {
         const ref = { alias: params.alias, domain: oneDomain(body.domain, query.domain) }
         const { created, domain } = await assignTag(services, account.id, ref, body.tagId)
         set.status = created ? 201 : 200
@@ -114,7 +105,7 @@ export function tagsModule(services: Services) {
         }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         params: LinkParams,
         query: DomainQuery,
@@ -130,8 +121,7 @@ export function tagsModule(services: Services) {
     )
     .delete(
       '/api/v1/links/:alias/tags/:tagId',
-      async ({ principal, params, query }) => {
-        const account = accountOf(principal)
+      async ({ account, params, query }) => {
         const tagId = parseTagId(params.tagId)
         const { removed, domain } = await unassignTag(services, account.id, { alias: params.alias, domain: query.domain }, tagId)
         const where = linkName(domain, params.alias)
@@ -142,7 +132,7 @@ export function tagsModule(services: Services) {
         }
       },
       {
-        auth: 'mk',
+        account: true,
         idempotent: true,
         params: LinkTagParams,
         query: DomainQuery,
