@@ -12,6 +12,7 @@ import { tagsModule } from './modules/tags'
 import { statsModule } from './modules/stats'
 import { apiKeyAuthenticator } from './modules/account/keys'
 import { guestAuthenticator } from './modules/guest/service'
+import { markAccountLinksPro } from './modules/links/cache'
 import { createAuth } from './plugins/auth'
 import { body } from './plugins/body'
 import { docs } from './plugins/docs'
@@ -30,8 +31,8 @@ export function createApi(deps: ApiDeps) {
     .use(body)
     .use(docs())
     .use(healthModule(services))
-    .use(guestModule(services, auth))
-    .use(accountModule(services, auth))
+    .use(guestModule(services))
+    .use(accountModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
     .use(linksModule(services, auth))
     .use(tagsModule(services, auth))
     .use(statsModule(services, auth))

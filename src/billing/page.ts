@@ -13,6 +13,8 @@ export interface PageInput {
   email?: string
   /** Form action of the confirm button (the page's own path). */
   action?: string
+  /** What Pro adds, in words (account/plans.ts renders them from the plan table). */
+  benefits?: string[]
 }
 
 const STATUS: Record<PageKind, number> = {
@@ -54,7 +56,7 @@ function body(input: PageInput): { title: string; html: string } {
         html: `<h1>Upgrade to Pro</h1>
 <p class="price">${price} <span>${interval === 'yearly' ? 'a year' : 'a month'}</span></p>
 <p>Account: ${escapeHtml(input.email ?? '')}</p>
-<p>Pro: 120 requests a minute, 50,000 links a month, 10 custom domains, statistics and conversion attribution.</p>
+<p>Pro: ${escapeHtml((input.benefits ?? []).join(', '))}.</p>
 <form method="post" action="${escapeHtml(input.action ?? '')}"><button type="submit">Confirm upgrade</button></form>
 <p class="note">Local billing: this server takes no payment; confirming switches the account to Pro at once.</p>`,
       }

@@ -6,7 +6,7 @@
 // changes a plan itself: the account becomes Pro only when a checkout is confirmed (a verified
 // webhook, or the local confirm), never when the checkout is created.
 import type { Config } from '../core/config'
-import type { BillingInterval } from '../modules/account/plans'
+import type { BillingInterval } from './prices'
 import { localProvider } from './local'
 import { stripeProvider } from './stripe'
 

@@ -10,8 +10,9 @@ import type { BillingProvider } from '../../billing/provider'
 import { MAX_BODY_BYTES, readBodyCapped } from '../../plugins/body'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { CHECKOUT_PAGE_PATH, checkoutState, confirmCheckout, confirmLocalCheckout, expireCheckout, findCheckout, findCheckoutByRef } from './checkouts'
+import { type OnUpgraded, CHECKOUT_PAGE_PATH, checkoutState, confirmCheckout, confirmLocalCheckout, expireCheckout, findCheckout, findCheckoutByRef } from './checkouts'
 import { accountModels } from './model'
+import { proBenefits } from './plans'
 import { loadAccount } from './service'
 
 export const STRIPE_WEBHOOK_PATH = '/api/v1/billing/stripe/webhook'
@@ -23,7 +24,7 @@ function wantsJson(request: Request): boolean {
   return accept.includes('application/json') && !accept.includes('text/html')
 }
 
-export function billingRoutes(services: Services, provider: BillingProvider) {
+export function billingRoutes(services: Services, provider: BillingProvider, onUpgraded: OnUpgraded) {
   // The global JSON parser consumes the body before any handler; a signature is over the exact bytes,
   // so the webhook's request is cloned before parsing (onRequest runs first, for every request).
   const rawBodies = new WeakMap<Request, Request>()
@@ -53,6 +54,7 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
             interval: checkout.interval,
             email: maskEmail(account.email),
             action: `${CHECKOUT_PAGE_PATH}/${checkout.id}`,
+            benefits: proBenefits(),
           })
         }
         if (checkout.provider !== provider.name) return checkoutPage({ kind: 'not_found' })
@@ -80,7 +82,7 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
     .post(
       `${CHECKOUT_PAGE_PATH}/:id`,
       async ({ params, request }) => {
-        const result = await confirmLocalCheckout(services, provider, params.id)
+        const result = await confirmLocalCheckout(services, provider, params.id, onUpgraded)
         if (wantsJson(request)) {
           if (!result) throw new ApiError('CHECKOUT_NOT_FOUND', 'No local checkout with that id on this server.')
           return {
@@ -130,7 +132,7 @@ export function billingRoutes(services: Services, provider: BillingProvider) {
         const event = provider.handleWebhook(payload, request.headers, services.now())
         let outcome: 'paid' | 'already_paid' | 'expired' | 'ignored' = 'ignored'
         if (event.kind === 'paid') {
-          const paid = await confirmCheckout(services, { provider: provider.name, providerRef: event.providerRef })
+          const paid = await confirmCheckout(services, { provider: provider.name, providerRef: event.providerRef }, onUpgraded)
           if (paid && event.checkoutId && event.checkoutId !== paid.id) {
             console.error(`[billing] stripe session ${event.providerRef}: client_reference_id ${event.checkoutId} is not checkout ${paid.id}`)
           }

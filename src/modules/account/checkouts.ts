@@ -1,17 +1,17 @@
 // Pro checkouts. POST /account/upgrade starts one; only the provider confirms it (a verified Stripe
 // webhook, or the local provider's confirm button). The account becomes Pro in the same transaction
-// that marks the checkout paid, and afterwards every link of the account is written through to the
-// redirect cache with `pro: 1` (and the redirectors told to drop their copy).
-import { and, asc, eq, gt, isNull, ne, or } from 'drizzle-orm'
+// that marks the checkout paid; afterwards onUpgraded runs (app.ts wires the links module's
+// markAccountLinksPro: every link of the account written through to the redirect cache with `pro: 1`).
+import { and, eq, ne } from 'drizzle-orm'
 import type { BillingProvider } from '../../billing/provider'
 import type { Config } from '../../core/config'
-import { accounts, checkouts, links } from '../../db/schema'
+import { accounts, checkouts } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { toCachedLink, writeThrough } from '../links/cache'
-import type { AccountPrincipal } from './keys'
-import { formatPrice, type BillingInterval } from './plans'
-import { accountMeta, loadAccount } from './service'
+import type { AccountPrincipal } from '../../plugins/auth'
+import { formatPrice, type BillingInterval } from '../../billing/prices'
+import { accountMeta } from './meta'
+import { loadAccount } from './service'
 import { ID_PREFIXES, newId } from '../../lib/ids'
 
 /** What a checkout id looks like; anything else (a NUL byte, a path) is not looked up at all. The id
@@ -21,9 +21,8 @@ const CHECKOUT_ID = new RegExp(`^${ID_PREFIXES.checkout}[A-Za-z0-9_-]{8,64}$`)
 export const CHECKOUT_TTL_MS = 24 * 3600 * 1000
 /** 'billing' is a reserved alias, so the embedded single-port server routes these pages to the API, never to a short link. */
 export const CHECKOUT_PAGE_PATH = '/billing'
-/** Links written through per round; keeps a large account from flooding the cache connection. */
-const CACHE_CONCURRENCY = 50
-const LINK_PAGE = 500
+/** What has to follow a paid upgrade outside this module (app.ts: the links' cached records turn Pro). */
+export type OnUpgraded = (accountId: string) => Promise<unknown>
 
 export type CheckoutRow = typeof checkouts.$inferSelect
 export type CheckoutState = 'pending' | 'paid' | 'expired'
@@ -56,7 +55,7 @@ export function checkoutView(config: Pick<Config, 'publicApiUrl'>, row: Checkout
 export async function startCheckout(services: Services, provider: BillingProvider, principal: AccountPrincipal, interval: BillingInterval) {
   const account = await loadAccount(services, principal.id)
   if (account.plan === 'pro') {
-    throw new ApiError('ALREADY_PRO', `This account is already on Pro (${account.planInterval ?? 'monthly'}).`, { meta: accountMeta(services, 'pro') })
+    throw new ApiError('ALREADY_PRO', `This account is already on Pro (${account.planInterval ?? 'monthly'}).`, { meta: accountMeta(services, { plan: 'pro' }) })
   }
   const id = newId('checkout')
   // The provider first: a failure there leaves no row behind. An abandoned Stripe session just expires.
@@ -113,7 +112,7 @@ function matches(target: Target) {
  * Marks the checkout paid and the account Pro, in one transaction. Idempotent: a checkout already paid
  * changes nothing (webhooks are delivered at least once). Returns the checkout when this call paid it.
  */
-export async function confirmCheckout(services: Services, target: Target): Promise<CheckoutRow | null> {
+export async function confirmCheckout(services: Services, target: Target, onUpgraded: OnUpgraded): Promise<CheckoutRow | null> {
   const now = new Date(services.now())
   const paid = await services.db.transaction(async (tx) => {
     const [row] = await tx
@@ -129,7 +128,7 @@ export async function confirmCheckout(services: Services, target: Target): Promi
       .where(and(eq(accounts.id, row.accountId), eq(accounts.plan, 'free')))
     return row
   })
-  if (paid) await markAccountLinksPro(services, paid.accountId)
+  if (paid) await onUpgraded(paid.accountId)
   return paid
 }
 
@@ -138,12 +137,13 @@ export async function confirmLocalCheckout(
   services: Services,
   provider: BillingProvider,
   id: string,
+  onUpgraded: OnUpgraded,
 ): Promise<{ outcome: 'confirmed' | 'already_paid' | 'expired'; checkout: CheckoutRow } | null> {
   const row = await findCheckout(services, id)
   if (!row || row.provider !== 'local' || !provider.confirmsLocally) return null
   const state = checkoutState(row, services.now())
   if (state !== 'pending') return { outcome: state === 'paid' ? 'already_paid' : 'expired', checkout: row }
-  const paid = await confirmCheckout(services, { id })
+  const paid = await confirmCheckout(services, { id }, onUpgraded)
   return paid ? { outcome: 'confirmed', checkout: paid } : { outcome: 'already_paid', checkout: row }
 }
 
@@ -155,31 +155,4 @@ export async function expireCheckout(services: Pick<Services, 'db'>, provider: s
     .where(and(eq(checkouts.provider, provider), eq(checkouts.providerRef, providerRef), eq(checkouts.status, 'pending')))
     .returning({ id: checkouts.id })
   return rows.length > 0
-}
-
-/**
- * Writes every live link of the account through to the redirect cache with `pro: 1`, publishing an
- * invalidation for each, so redirects start appending attribution parameters at once. Best effort like
- * every write-through (failures are counted; the cache heals from Postgres through /internal/resolve).
- */
-export async function markAccountLinksPro(services: Services, accountId: string): Promise<number> {
-  const now = new Date(services.now())
-  let after = ''
-  let written = 0
-  for (;;) {
-    const rows = await services.db
-      .select()
-      .from(links)
-      .where(and(eq(links.accountId, accountId), gt(links.id, after), or(isNull(links.expiresAt), gt(links.expiresAt, now))))
-      .orderBy(asc(links.id))
-      .limit(LINK_PAGE)
-    for (let i = 0; i < rows.length; i += CACHE_CONCURRENCY) {
-      await Promise.all(
-        rows.slice(i, i + CACHE_CONCURRENCY).map((row) => writeThrough(services, row, toCachedLink(row, true), { publish: true })),
-      )
-    }
-    written += rows.length
-    if (rows.length < LINK_PAGE) return written
-    after = rows[rows.length - 1]!.id
-  }
 }

@@ -6,12 +6,14 @@ import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
-import { guestUpgrade } from '../guest/service'
+import { guestMeta } from '../guest/service'
 import { billingRoutes } from './billing'
-import { checkoutView, findOwnCheckout, startCheckout } from './checkouts'
+import { registrationRoutes } from './registration-routes'
+import { checkoutView, findOwnCheckout, startCheckout, type OnUpgraded } from './checkouts'
 import { accountModels, BILLING_INTERVALS } from './model'
-import type { BillingInterval } from './plans'
-import { accountMeta, accountStatus, accountStatusForKey, accountUsage, loadAccount } from './service'
+import type { BillingInterval } from '../../billing/prices'
+import { accountMeta } from './meta'
+import { accountStatus, accountStatusForKey, accountUsage, loadAccount } from './service'
 
 function parseInterval(value: string | undefined): BillingInterval {
   const interval = value ?? 'monthly'
@@ -21,7 +23,12 @@ function parseInterval(value: string | undefined): BillingInterval {
   return interval as BillingInterval
 }
 
-export function accountModule(services: Services, auth: Auth) {
+export interface AccountModuleOptions {
+  /** Runs after a checkout made an account Pro (app.ts: its links' cached records turn Pro). */
+  onUpgraded: OnUpgraded
+}
+
+export function accountModule(services: Services, auth: Auth, { onUpgraded }: AccountModuleOptions) {
   const billing = createBillingProvider(services.config)
   if (!services.config.embedded && billing.confirmsLocally) {
     console.warn('[billing] STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
@@ -36,10 +43,10 @@ export function accountModule(services: Services, auth: Auth) {
       async ({ principal }) => {
         if (principal.kind === 'guest') {
           const data = accountStatus(principal)
-          return { success: true, data, meta: { account_type: data.account_type, usage: data.usage, upgrade: guestUpgrade(services) } }
+          return { success: true, data, meta: guestMeta(services, principal.guest) }
         }
         const { account, usage, data } = await accountStatusForKey(services, principal)
-        return { success: true, data, meta: accountMeta(services, account.plan, usage) }
+        return { success: true, data, meta: accountMeta(services, { plan: account.plan, linksThisMonth: usage.links_this_month, requestsRemaining: usage.requests_remaining }) }
       },
       {
         guestOrAccount: true,
@@ -63,7 +70,10 @@ export function accountModule(services: Services, auth: Auth) {
         return {
           success: true,
           data: { checkout_id: view.checkout_id, checkout_url: view.checkout_url, interval: view.interval, price: view.price, expires_at: view.expires_at },
-          meta: accountMeta(services, account.plan, usage, {
+          meta: accountMeta(services, {
+            plan: account.plan,
+            linksThisMonth: usage.links_this_month,
+            requestsRemaining: usage.requests_remaining,
             hint: 'Open checkout_url in a browser. The plan switches to Pro once the payment is confirmed; GET /api/v1/account/upgrade/{checkout_id} shows the state.',
             notices: [
               billing.confirmsLocally
@@ -99,7 +109,7 @@ export function accountModule(services: Services, auth: Auth) {
         return {
           success: true,
           data: checkoutView(services.config, checkout, services.now()),
-          meta: accountMeta(services, account.plan),
+          meta: accountMeta(services, { plan: account.plan }),
         }
       },
       {
@@ -109,5 +119,6 @@ export function accountModule(services: Services, auth: Auth) {
         detail: { operationId: 'getCheckout', tags: ['account'], summary: 'State of an upgrade checkout of this account' },
       },
     )
-    .use(billingRoutes(services, billing))
+    .use(billingRoutes(services, billing, onUpgraded))
+    .use(registrationRoutes(services, auth))
 }

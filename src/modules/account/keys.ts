@@ -15,7 +15,6 @@ export const API_KEY_PREFIX = TOKEN_PREFIXES.apiKey
 /** Characters of a key kept in clear to tell keys apart ("mk_AbCd…"). */
 const KEY_START = 7
 
-export type { AccountPrincipal }
 
 /** Window of the per-key request limit (PLAN_LIMITS.requestsPerMinute). */
 const KEY_RATE_WINDOW_MS = 60_000

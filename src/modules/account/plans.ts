@@ -16,15 +16,20 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   pro: { requestsPerMinute: 120, customDomains: 10, linksPerMonth: 50_000, stats: true, attribution: true },
 }
 
-/** Pro prices shown by POST /account/upgrade. */
-export const PRO_PRICES = {
-  monthly: { amountCents: 900, currency: 'USD' },
-  yearly: { amountCents: 9_000, currency: 'USD' },
-} as const
+/** Spec sections 1 and 8: links expire after 30 days by default, on every plan. */
+export const DEFAULT_LINK_TTL_MS = 30 * 24 * 3600 * 1000
 
-export type BillingInterval = keyof typeof PRO_PRICES
+/** Spec 4.3: at most 20 tags per account, on every plan. */
+export const TAGS_PER_ACCOUNT = 20
 
-export function formatPrice(interval: BillingInterval): string {
-  const { amountCents, currency } = PRO_PRICES[interval]
-  return `${(amountCents / 100).toFixed(2)} ${currency}`
+/** What Pro adds, in words, from the table: the upgrade hint of every Free response and the checkout page. */
+export function proBenefits(): string[] {
+  const pro = PLAN_LIMITS.pro
+  return [
+    `${pro.requestsPerMinute} requests a minute`,
+    `${pro.linksPerMonth.toLocaleString('en-US')} links a month`,
+    `${pro.customDomains} custom domains`,
+    ...(pro.stats ? ['link statistics'] : []),
+    ...(pro.attribution ? ['conversion attribution'] : []),
+  ]
 }

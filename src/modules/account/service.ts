@@ -1,18 +1,14 @@
-// Account status, usage and the meta every account response carries. Plain arguments in, plain values
-// out. account_type is the plan of an API key's account ('free' or 'pro'), or 'guest' for a guest token.
-import { and, count, eq, gte } from 'drizzle-orm'
-import { accounts, links, type Plan } from '../../db/schema'
+// Account status and usage. Plain arguments in, plain values out. account_type is the plan of an API
+// key's account ('free' or 'pro'), or 'guest' for a guest token. The meta of responses is meta.ts.
+import { eq } from 'drizzle-orm'
+import { accounts, type Plan } from '../../db/schema'
 import type { Principal } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { GUEST_LIMITS, guestUsage } from '../guest/service'
-import { DEFAULT_LINK_TTL_MS } from '../links/service'
-import { formatPrice, PLAN_LIMITS } from './plans'
+import { linksCreatedThisMonth, monthWindow } from './meta'
+import { DEFAULT_LINK_TTL_MS, PLAN_LIMITS, TAGS_PER_ACCOUNT } from './plans'
 
-/** Spec 4.3: at most 20 tags per account, on every plan. */
-const TAGS_PER_ACCOUNT = 20
-/** A quota notice appears when less than this share of it is left. */
-const LOW_QUOTA_SHARE = 0.1
 
 /** What a guest session may do: only `url` on shorten, and account status. */
 const GUEST_FEATURES = {
@@ -74,25 +70,6 @@ export function planFeatures(plan: Plan) {
   }
 }
 
-/** The calendar month (UTC) a link quota counts in: DESIGN.md "1,000 links a month". */
-export function quotaPeriod(nowMs: number): { start: Date; end: Date } {
-  const now = new Date(nowMs)
-  return {
-    start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
-    end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
-  }
-}
-
-/** Links of the account created this calendar month (claimed guest links count in their month). */
-export async function linksCreatedThisMonth(services: Pick<Services, 'db' | 'now'>, accountId: string): Promise<number> {
-  const { start } = quotaPeriod(services.now())
-  const [row] = await services.db
-    .select({ n: count() })
-    .from(links)
-    .where(and(eq(links.accountId, accountId), gte(links.createdAt, start)))
-  return Number(row?.n ?? 0)
-}
-
 export interface AccountView {
   id: string
   email: string
@@ -133,14 +110,14 @@ export async function accountUsage(
   rateHeaders: Record<string, string>,
 ) {
   const quota = PLAN_LIMITS[account.plan].linksPerMonth
-  const [created, period] = [await linksCreatedThisMonth(services, account.id), quotaPeriod(services.now())]
+  const [created, period] = [await linksCreatedThisMonth(services, account.id), monthWindow(services.now())]
   const window = requestWindow(rateHeaders)
   return {
     links_this_month: created,
     links_per_month: quota,
     links_remaining: Math.max(0, quota - created),
     period_start: period.start.toISOString(),
-    period_resets_at: period.end.toISOString(),
+    period_resets_at: period.next.toISOString(),
     requests_this_minute: window.used,
     requests_per_minute: window.limit,
     requests_remaining: window.remaining,
@@ -168,64 +145,5 @@ export async function accountStatusForKey(services: Services, principal: Extract
       usage,
       features: planFeatures(account.plan),
     },
-  }
-}
-
-export function accountUpgradeUrl(services: Pick<Services, 'config'>): string {
-  return `${services.config.publicApiUrl}/api/v1/account/upgrade`
-}
-
-/** meta.upgrade for a Free account: where to go and what it costs. */
-export function proUpgrade(services: Pick<Services, 'config'>) {
-  return {
-    url: accountUpgradeUrl(services),
-    method: 'POST',
-    prices: { monthly: formatPrice('monthly'), yearly: formatPrice('yearly') },
-    benefits: [
-      `${PLAN_LIMITS.pro.requestsPerMinute} requests a minute`,
-      `${PLAN_LIMITS.pro.linksPerMonth.toLocaleString('en-US')} links a month`,
-      `${PLAN_LIMITS.pro.customDomains} custom domains`,
-      'link statistics',
-      'conversion attribution',
-    ],
-    message: 'POST /api/v1/account/upgrade {"interval": "monthly" | "yearly"} returns a checkout URL.',
-  }
-}
-
-const FREE_LIMITATIONS = [
-  `${PLAN_LIMITS.free.requestsPerMinute} requests a minute per API key`,
-  `${PLAN_LIMITS.free.linksPerMonth.toLocaleString('en-US')} links a month`,
-  `${PLAN_LIMITS.free.customDomains} custom domain`,
-  'statistics need Pro (403 with basic totals on Free)',
-  'no conversion attribution on Free',
-]
-
-/**
- * meta of an account response: plan, usage against quota, notices when a quota runs low, the Free
- * plan's limitations and, on Free, how to upgrade.
- */
-export function accountMeta(
-  services: Pick<Services, 'config'>,
-  plan: Plan,
-  usage?: Pick<AccountUsage, 'links_this_month' | 'links_per_month' | 'links_remaining' | 'requests_remaining' | 'requests_per_minute'>,
-  extra: { hint?: string; notices?: { type: string; message: string }[] } = {},
-) {
-  const notices = [...(extra.notices ?? [])]
-  if (usage && usage.links_remaining < usage.links_per_month * LOW_QUOTA_SHARE) {
-    notices.push({ type: 'quota', message: `${usage.links_remaining} of ${usage.links_per_month} links left this month.` })
-  }
-  return {
-    account_type: plan,
-    ...(extra.hint && { hint: extra.hint }),
-    ...(usage && {
-      usage: {
-        links_this_month: usage.links_this_month,
-        links_remaining: usage.links_remaining,
-        requests_remaining: usage.requests_remaining,
-      },
-    }),
-    notices,
-    limitations: plan === 'free' ? [...FREE_LIMITATIONS] : [],
-    ...(plan === 'free' && { upgrade: proUpgrade(services) }),
   }
 }

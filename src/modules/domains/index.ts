@@ -7,23 +7,16 @@ import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
-import { PLAN_LIMITS } from '../account/plans'
+import type { AccountPrincipal } from '../../plugins/auth'
+import { accountMeta } from '../account/meta'
 import { INTERNAL_SECRET_HEADER } from '../internal'
 import { secretMatches } from '../internal/service'
 import { domainModels, HostnameParams } from './model'
-import { addDomain, countDomains, domainUsage, listDomains, removeDomain, upgradeUrl, verifiedHostnames, verifyDomain } from './service'
+import { addDomain, countDomains, domainUsage, listDomains, removeDomain, verifiedHostnames, verifyDomain } from './service'
 
+/** The account's meta with its custom domains against the plan's allowance. */
 function meta(services: Services, account: AccountPrincipal, total: number, hint?: string) {
-  const usage = domainUsage(account.plan, total)
-  return {
-    account_type: account.plan,
-    usage,
-    ...(hint && { hint }),
-    ...(account.plan === 'free' && usage.domains_remaining === 0 && {
-      upgrade: { plan: 'pro', custom_domains: PLAN_LIMITS.pro.customDomains, url: upgradeUrl(services) },
-    }),
-  }
+  return accountMeta(services, { plan: account.plan, usage: domainUsage(account.plan, total), hint })
 }
 
 const verifyPath = (hostname: string) => `/api/v1/domains/${hostname}/verify`

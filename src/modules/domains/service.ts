@@ -13,6 +13,7 @@ import { assertNotOwnHost, parseHostname } from './hostname'
 import type { DomainRecord } from './model'
 import { newId } from '../../lib/ids'
 import { randomBase64url } from '../../lib/secrets'
+import { upgradeUrl } from '../account/meta'
 
 type DomainRow = typeof domains.$inferSelect
 
@@ -46,10 +47,6 @@ export function toDomainRecord(row: DomainRow): DomainRecord {
 export function domainUsage(plan: Plan, total: number) {
   const limit = PLAN_LIMITS[plan].customDomains
   return { domains: total, domains_limit: limit, domains_remaining: Math.max(0, limit - total) }
-}
-
-export function upgradeUrl(services: Pick<Services, 'config'>): string {
-  return `${services.config.publicApiUrl}/api/v1/account/upgrade`
 }
 
 export async function listDomains(services: Pick<Services, 'db'>, accountId: string): Promise<DomainRecord[]> {

@@ -18,7 +18,8 @@ export const GUEST_TOKEN_PREFIX = TOKEN_PREFIXES.guest
 
 export type GuestSession = GuestPrincipal
 
-export function upgradeUrl(services: Services): string {
+/** Where a guest goes to keep its links and lift the limits: registration. */
+export function registerUrl(services: Pick<Services, 'config'>): string {
   return `${services.config.publicApiUrl}/api/v1/guest/register`
 }
 
@@ -73,10 +74,10 @@ export async function authenticateGuest(services: Services, token: string): Prom
   throw new ApiError('GUEST_REQUEST_LIMIT', undefined, {
     limit: GUEST_LIMITS.max_requests,
     remaining: 0,
-    upgrade_url: upgradeUrl(services),
+    upgrade_url: registerUrl(services),
     // A hard cap: the only thing that lifts it is a new token (or registering).
     retryAfter: secondsUntil(existing.expiresAt, now),
-    meta: { account_type: 'guest', usage: guestUsage(existing) },
+    meta: guestMeta(services, existing),
   })
 }
 
@@ -116,9 +117,9 @@ export async function countGuestLink(
   throw new ApiError('GUEST_LINK_LIMIT', undefined, {
     limit: GUEST_LIMITS.max_links,
     remaining: 0,
-    upgrade_url: upgradeUrl(services),
+    upgrade_url: registerUrl(services),
     retryAfter: secondsUntil(session.expiresAt, new Date(services.now())),
-    meta: { account_type: 'guest', usage: guestUsage(full) },
+    meta: guestMeta(services, full),
   })
 }
 
@@ -132,10 +133,26 @@ export function guestUsage(session: GuestSession) {
   }
 }
 
-export function guestUpgrade(services: Services) {
+export function guestUpgrade(services: Pick<Services, 'config'>) {
   return {
-    url: upgradeUrl(services),
+    url: registerUrl(services),
     message: 'Register with POST /api/v1/guest/register {email} and verify to keep your links and lift the limits.',
+  }
+}
+
+/** The meta of every response to a guest token (spec 2.2), in one shape: usage, notices and the way up. */
+export function guestMeta(
+  services: Pick<Services, 'config'>,
+  guest: GuestSession,
+  extra: { hint?: string; notices?: object[]; limitations?: string[] } = {},
+) {
+  return {
+    account_type: 'guest',
+    ...(extra.hint && { hint: extra.hint }),
+    usage: guestUsage(guest),
+    notices: extra.notices ?? [],
+    ...(extra.limitations && { limitations: extra.limitations }),
+    upgrade: guestUpgrade(services),
   }
 }
 

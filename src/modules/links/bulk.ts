@@ -3,10 +3,10 @@
 // items asking for one alias the first wins), each in its own transaction under the quota lock.
 import { ApiError, toApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
+import type { AccountPrincipal } from '../../plugins/auth'
 import { insertLink, prepareLink, type NewLink } from './create'
 import { shortenRequestValidator, type LinkRecord, type ShortenInput } from './model'
-import { accountMeta, currentAccountMeta } from './quota'
+import { accountMeta, currentAccountMeta } from '../account/meta'
 import { toLinkRecord } from './service'
 
 /** Password hashes computed at once: argon2id takes 19 MiB and ~50 ms each; two cores here. */
@@ -83,6 +83,6 @@ export async function bulkCreate(services: Services, account: AccountPrincipal, 
     }
   }
   const succeeded = results.filter((r) => r.success).length
-  const meta = used === null ? await currentAccountMeta(services, account) : accountMeta(services, account.plan, used, services.now())
+  const meta = used === null ? await currentAccountMeta(services, account) : accountMeta(services, { plan: account.plan, linksThisMonth: used })
   return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded }, meta }
 }

@@ -8,7 +8,7 @@
 // no longer yields the record just written, the key is deleted and the next redirect resolves afresh.
 // Whatever the interleaving, the last write is followed by its own check, which sees every commit made
 // before it; a commit after that check is followed by that writer's own write and check.
-import { and, eq, type SQL } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm'
 import {
   encodeCachedLink,
   INVALIDATION_CHANNEL,
@@ -102,5 +102,34 @@ export async function syncLinkCache(
   }
 }
 
-/** The name other modules know (account/checkouts.ts marks an upgraded account's links `pro`). */
-export const writeThrough = syncLinkCache
+/** Links written through per round; keeps a large account from flooding the cache connection. */
+const CACHE_CONCURRENCY = 50
+const LINK_PAGE = 500
+
+/**
+ * Writes every live link of the account through to the redirect cache with `pro: 1`, publishing an
+ * invalidation for each, so redirects start appending attribution parameters at once. Best effort like
+ * every write-through (failures are counted; the cache heals from Postgres through /internal/resolve).
+ */
+export async function markAccountLinksPro(services: Services, accountId: string): Promise<number> {
+  const now = new Date(services.now())
+  let after = ''
+  let written = 0
+  for (;;) {
+    const rows = await services.db
+      .select()
+      .from(links)
+      .where(and(eq(links.accountId, accountId), gt(links.id, after), or(isNull(links.expiresAt), gt(links.expiresAt, now))))
+      .orderBy(asc(links.id))
+      .limit(LINK_PAGE)
+    for (let i = 0; i < rows.length; i += CACHE_CONCURRENCY) {
+      await Promise.all(
+        rows.slice(i, i + CACHE_CONCURRENCY).map((row) => syncLinkCache(services, row, toCachedLink(row, true), { publish: true })),
+      )
+    }
+    written += rows.length
+    if (rows.length < LINK_PAGE) return written
+    after = rows[rows.length - 1]!.id
+  }
+}
+

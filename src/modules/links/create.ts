@@ -5,15 +5,17 @@ import { and, eq } from 'drizzle-orm'
 import { domains, links } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
+import type { AccountPrincipal } from '../../plugins/auth'
 import { PLAN_LIMITS } from '../account/plans'
-import { generateAlias, isReservedAlias } from './alias'
+import { isReservedAlias } from './alias'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
 import type { ShortenInput } from './model'
-import { accountMeta, linksCreatedSince, lockQuota, monthWindow, quotaExceeded } from './quota'
-import { DEFAULT_LINK_TTL_MS, MAX_ALIAS_ATTEMPTS, toLinkRecord } from './service'
+import { accountMeta, linksCreatedSince, monthWindow } from '../account/meta'
+import { lockQuota, quotaExceeded } from './quota'
+import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { insertWithAlias } from './insert'
+import { toLinkRecord } from './service'
 import { normalizeHost, validateDestination } from './url'
-import { newId } from '../../lib/ids'
 
 type LinkRow = typeof links.$inferSelect
 
@@ -136,21 +138,8 @@ export async function insertLink(services: Services, account: AccountPrincipal, 
       createdAt: link.createdAt,
       updatedAt: link.createdAt,
     }
-    const attempts = link.alias === undefined ? MAX_ALIAS_ATTEMPTS : 1
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      const alias = link.alias ?? generateAlias()
-      if (link.alias === undefined && !link.domain.custom && isReservedAlias(alias)) continue
-      const [row] = await tx
-        .insert(links)
-        .values({ ...values, id: newId('link'), alias })
-        // A taken alias must not abort the transaction: the caller's is refused, a generated one drawn again.
-        .onConflictDoNothing({ target: [links.domain, links.alias] })
-        .returning()
-      if (row) return { row, used: used + 1 }
-      if (link.alias !== undefined) throw new ApiError('ALIAS_TAKEN', `${prefix}.alias: "${link.alias}" is taken on ${link.domain.host}.`)
-      services.counters.aliasCollisions++
-    }
-    throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
+    const row = await insertWithAlias(tx, services, values, { alias: link.alias, customDomain: link.domain.custom, prefix })
+    return { row, used: used + 1 }
   })
   await syncLinkCache(services, result.row, toCachedLink(result.row, planIsPro(account.plan)), { publish: true })
   return result
@@ -160,5 +149,5 @@ export async function insertLink(services: Services, account: AccountPrincipal, 
 export async function shortenAsAccount(services: Services, account: AccountPrincipal, input: ShortenInput) {
   const prepared = await prepareLink(services, account, input, 'body')
   const { row, used } = await insertLink(services, account, prepared, 'body')
-  return { link: toLinkRecord(row, services), meta: accountMeta(services, account.plan, used, services.now()) }
+  return { link: toLinkRecord(row, services), meta: accountMeta(services, { plan: account.plan, linksThisMonth: used }) }
 }

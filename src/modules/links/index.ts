@@ -3,18 +3,17 @@
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
 import { clientIp, enforceRateLimit } from '../../plugins/client'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
-import { guestUpgrade } from '../guest/service'
+import { guestMeta } from '../guest/service'
 import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
 import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
 import { AliasParams, LinkListQuery, LinkQuery, linkModels, MAX_BULK_LINKS } from './model'
-import { currentAccountMeta } from './quota'
+import { currentAccountMeta } from '../account/meta'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
-import { clickNotices, clickTotals, withClicks } from '../stats/clicks'
+import { clickNotices, clickTotals, withClicks } from './clicks'
 
 /** mk-only routes: the auth macro has refused every other token already. */
 
@@ -33,11 +32,11 @@ export function linksModule(services: Services, auth: Auth) {
           const { link, meta } = await shortenAsAccount(services, principal.account, body)
           return { success: true, data: link, meta }
         }
-        const { link, usage, notices } = await shortenAsGuest(services, principal.guest, body)
+        const { link, guest, notices } = await shortenAsGuest(services, principal.guest, body)
         return {
           success: true,
           data: link,
-          meta: { account_type: 'guest', usage, notices, upgrade: guestUpgrade(services) },
+          meta: guestMeta(services, guest, { notices }),
         }
       },
       {
@@ -80,7 +79,7 @@ export function linksModule(services: Services, auth: Auth) {
       '/api/v1/links',
       async ({ query, account }) => {
         const data = await listLinks(services, account, query)
-        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices(data.links)) }
+        return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices(data.links) }) }
       },
       {
         account: true,
@@ -123,7 +122,7 @@ export function linksModule(services: Services, auth: Auth) {
       async ({ params, query, account }) => {
         const row = await getOwnLink(services, account, params.alias, query.domain)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
-        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
+        return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },
       {
         account: true,
@@ -138,7 +137,7 @@ export function linksModule(services: Services, auth: Auth) {
       async ({ params, query, body, account }) => {
         const row = await updateLink(services, account, params.alias, query.domain, body)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
-        return { success: true, data, meta: await currentAccountMeta(services, account, clickNotices([data])) }
+        return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },
       {
         account: true,

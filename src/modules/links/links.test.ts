@@ -5,7 +5,8 @@ import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../core
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { call, newGuestToken, show, testApi, uniqueIp, type TestApp } from '../../../test/support/api'
-import { ALIAS_CHECK_RATE, DEFAULT_LINK_TTL_MS } from './service'
+import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { ALIAS_CHECK_RATE } from './service'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp

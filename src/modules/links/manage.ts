@@ -3,37 +3,22 @@
 // the commit (a deleted link's key is deleted) and announced, so redirectors follow within a second.
 import { and, count, desc, eq, getTableColumns, or, sql, type SQL } from 'drizzle-orm'
 import { links } from '../../db/schema'
-import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
+import type { AccountPrincipal } from '../../plugins/auth'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
 import { checkActivation, checkFutureExpiry, hashPassword, parseInstant } from './create'
 import { decodeCursor, encodeCursor } from './cursor'
 import type { LinkListInput, UpdateInput } from './model'
 import { toLinkRecord } from './service'
-import { clickTotals, withClicks } from '../stats/clicks'
+import { clickTotals, withClicks } from './clicks'
 import { normalizeHost, validateDestination } from './url'
+import { findOwnedLink, linkHost, linkNotFound } from './owned'
 
 type LinkRow = typeof links.$inferSelect
 
 /** The host named by a `domain` query parameter; the default domain when there is none. */
-function hostOf(services: Services, domain: string | undefined): string {
-  return domain === undefined ? services.config.shortDomain : normalizeHost(domain)
-}
-
-function notFound(host: string, alias: string): ApiError {
-  return new ApiError('LINK_NOT_FOUND', `No link ${host}/${alias} in this account.`)
-}
-
-export async function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
-  const host = hostOf(services, domain)
-  const [row] = await services.db
-    .select()
-    .from(links)
-    .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
-    .limit(1)
-  if (!row) throw notFound(host, alias)
-  return row
+export function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
+  return findOwnedLink(services.db, account.id, linkHost(services.config, domain), alias)
 }
 
 /** `%` and `_` match themselves in a search; `\` is the escape character of LIKE. */
@@ -118,18 +103,18 @@ export async function updateLink(services: Services, account: AccountPrincipal, 
     .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
     .returning()
   // Deleted between the read and the update.
-  if (!row) throw notFound(current.domain, alias)
+  if (!row) throw linkNotFound(current.domain, alias)
   await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
   return row
 }
 
 export async function deleteLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<{ domain: string; alias: string }> {
-  const host = hostOf(services, domain)
+  const host = linkHost(services.config, domain)
   const [row] = await services.db
     .delete(links)
     .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
     .returning({ domain: links.domain, alias: links.alias })
-  if (!row) throw notFound(host, alias)
+  if (!row) throw linkNotFound(host, alias)
   await syncLinkCache(services, row, null, { publish: true })
   return row
 }

@@ -2,19 +2,16 @@
 import { and, eq } from 'drizzle-orm'
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
-import { countGuestLink, guestUsage, type GuestSession } from '../guest/service'
-import { generateAlias, isReservedAlias } from './alias'
+import { countGuestLink, type GuestSession } from '../guest/service'
+import { isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
 import { normalizeHost, validateDestination } from './url'
-import { newId } from '../../lib/ids'
+import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { insertWithAlias } from './insert'
 
-/** Spec section 1 and 8: links expire after 30 days by default. */
-export const DEFAULT_LINK_TTL_MS = 30 * 24 * 3600 * 1000
 /** POST /alias/check without a token: 60 a minute per client IP (DESIGN.md). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
-/** 62^7 aliases make a collision rare; five in a row means something else is wrong. */
-export const MAX_ALIAS_ATTEMPTS = 5
 
 type LinkRow = typeof links.$inferSelect
 
@@ -43,7 +40,7 @@ export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): 
     created_at: row.createdAt.toISOString(),
     expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
     has_password: row.passwordHash !== null,
-    // A new link has no clicks; get, list and update fill in the counts from ClickHouse (stats/clicks.ts).
+    // A new link has no clicks; get, list and update fill in the counts from ClickHouse (clicks.ts).
     clicks: 0,
     last_clicked_at: null,
   }
@@ -59,31 +56,18 @@ export async function shortenAsGuest(services: Services, guest: GuestSession, in
   const domain = services.config.shortDomain
   const { row, session } = await services.db.transaction(async (tx) => {
     const session = await countGuestLink(services, tx, guest)
-    for (let attempt = 0; attempt < MAX_ALIAS_ATTEMPTS; attempt++) {
-      const alias = generateAlias()
-      if (isReservedAlias(alias)) continue
-      const [row] = await tx
-        .insert(links)
-        .values({
-          id: newId('link'),
-          domain,
-          alias,
-          url,
-          guestId: guest.id,
-          expiresAt: new Date(now + DEFAULT_LINK_TTL_MS),
-          createdAt: new Date(now),
-          updatedAt: new Date(now),
-        })
-        // A taken alias must not abort the transaction: draw again instead.
-        .onConflictDoNothing({ target: [links.domain, links.alias] })
-        .returning()
-      if (row) return { row, session }
-      services.counters.aliasCollisions++
+    const values = {
+      domain,
+      url,
+      guestId: guest.id,
+      expiresAt: new Date(now + DEFAULT_LINK_TTL_MS),
+      createdAt: new Date(now),
+      updatedAt: new Date(now),
     }
-    throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
+    return { row: await insertWithAlias(tx, services, values, { customDomain: false, prefix: 'body' }), session }
   })
   await syncLinkCache(services, row, toCachedLink(row), { publish: true })
-  return { link: toLinkRecord(row, services), usage: guestUsage(session), notices: guestNotices(input) }
+  return { link: toLinkRecord(row, services), guest: session, notices: guestNotices(input) }
 }
 
 /** Does the alias exist (or is it reserved) on the domain? Default domain when none is given. */

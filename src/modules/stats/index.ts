@@ -2,7 +2,7 @@
 // STATS_REQUIRES_PRO with basic totals in data. See service.ts.
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { AliasParams } from '../links/model'
 import { StatsQuery, statsModels } from './model'

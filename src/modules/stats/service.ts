@@ -4,11 +4,11 @@
 import { linkStats, type Period } from '../../analytics/stats'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import type { AccountPrincipal } from '../account/keys'
+import type { AccountPrincipal } from '../../plugins/auth'
 import { PLAN_LIMITS } from '../account/plans'
 import { getOwnLink } from '../links/manage'
-import { currentAccountMeta, upgradeUrl } from '../links/quota'
-import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from './clicks'
+import { currentAccountMeta, upgradeUrl } from '../account/meta'
+import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
 
 /**
  * Extra sections of Pro statistics from other modules (e.g. conversions and revenue, issue 4 item 6):
@@ -34,7 +34,7 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
   if (!PLAN_LIMITS[account.plan].stats) {
     const totals = await clickTotals(services, [row.id])
     const found = totals?.get(row.id)
-    const meta = await currentAccountMeta(services, account, totals ? [] : [{ ...CLICKS_UNAVAILABLE_NOTICE }])
+    const meta = await currentAccountMeta(services, account, { notices: totals ? [] : [{ ...CLICKS_UNAVAILABLE_NOTICE }] })
     throw new ApiError(
       'STATS_REQUIRES_PRO',
       'Link statistics are a Pro feature; data has this link\'s total clicks. Upgrade with POST /api/v1/account/upgrade.',

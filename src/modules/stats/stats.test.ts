@@ -7,7 +7,7 @@ import { conversions, links } from '../../db/schema'
 import { call, newGuestToken, show, testApi, uniqueName } from '../../../test/support/api'
 import { insertTestClicks, testClickHouse } from '../../../test/support/clickhouse'
 import { newAccount, newDomain, type TestAccount } from '../links/test-accounts'
-import { CLICK_COUNTS_BUDGET_MS } from './clicks'
+import { CLICK_COUNTS_BUDGET_MS } from '../links/clicks'
 
 type Api = Awaited<ReturnType<typeof testApi>>
 let api: Api

@@ -1,17 +1,21 @@
 // Tags (spec 4.3): GET/POST /api/v1/tags, DELETE /api/v1/tags/{tagId}, and a link's tags under
 // /api/v1/links/{alias}/tags. API keys only. The tag list and the created tag sit at top level (spec 2.1).
 import { Elysia } from 'elysia'
-import type { AccountPrincipal } from '../account/keys'
+import type { AccountPrincipal } from '../../plugins/auth'
+import { accountMeta } from '../account/meta'
 import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
-import { DomainQuery, LinkParams, LinkTagParams, MAX_TAGS_PER_ACCOUNT, TagIdParams, tagModels } from './model'
+import { DomainQuery, LinkParams, LinkTagParams, TagIdParams, tagModels } from './model'
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
+import { TAGS_PER_ACCOUNT } from '../account/plans'
 
 /** The account behind an mk_ key; the `auth: 'mk'` option has already refused everything else. */
 
-const accountMeta = (account: AccountPrincipal) => ({ account_type: account.plan })
+/** The account's meta, with its tags against the 20 allowed when the response counted them. */
+const meta = (services: Services, account: AccountPrincipal, tags?: number) =>
+  accountMeta(services, { plan: account.plan, ...(tags !== undefined && { usage: tagUsage(tags) }) })
 
 /** A link is named by alias plus an optional domain; given twice (body and query), both must agree. */
 function oneDomain(fromBody: string | undefined, fromQuery: string | undefined): string | undefined {
@@ -33,12 +37,12 @@ export function tagsModule(services: Services, auth: Auth) {
       '/api/v1/tags',
       async ({ account }) => {
         const tags = await listTags(services, account.id)
-        return { success: true, tags, meta: { ...accountMeta(account), usage: tagUsage(tags.length) } }
+        return { success: true, tags, meta: meta(services, account, tags.length) }
       },
       {
         account: true,
         response: { 200: 'TagListResponse', ...errorResponses() },
-        detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${MAX_TAGS_PER_ACCOUNT} tags.` },
+        detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${TAGS_PER_ACCOUNT} tags.` },
       },
     )
     .post(
@@ -46,7 +50,7 @@ export function tagsModule(services: Services, auth: Auth) {
       async ({ account, body, set }) => {
         const { tag, total } = await createTag(services, account.id, body)
         set.status = 201
-        return { success: true, tag, meta: { ...accountMeta(account), usage: tagUsage(total) } }
+        return { success: true, tag, meta: meta(services, account, total) }
       },
       {
         account: true,
@@ -57,7 +61,7 @@ export function tagsModule(services: Services, auth: Auth) {
           operationId: 'createTag',
           tags: ['tags'],
           summary: 'Create a tag',
-          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${MAX_TAGS_PER_ACCOUNT} tags an account: the 21st is 409 TAG_LIMIT_REACHED.`,
+          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${TAGS_PER_ACCOUNT} tags an account: the 21st is 409 TAG_LIMIT_REACHED.`,
         },
       },
     )
@@ -67,7 +71,7 @@ export function tagsModule(services: Services, auth: Auth) {
         const tagId = parseTagId(params.tagId)
         await deleteTag(services, account.id, tagId)
         const total = await countAccountTags(services, account.id)
-        return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: { ...accountMeta(account), usage: tagUsage(total) } }
+        return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: meta(services, account, total) }
       },
       {
         account: true,
@@ -81,7 +85,7 @@ export function tagsModule(services: Services, auth: Auth) {
       '/api/v1/links/:alias/tags',
       async ({ account, params, query }) => {
         const tags = await listLinkTags(services, account.id, { alias: params.alias, domain: query.domain })
-        return { success: true, tags, meta: accountMeta(account) }
+        return { success: true, tags, meta: meta(services, account) }
       },
       {
         account: true,
@@ -101,7 +105,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return {
           success: true,
           message: created ? `Tag ${body.tagId} assigned to ${where}.` : `Tag ${body.tagId} was already assigned to ${where}.`,
-          meta: accountMeta(account),
+          meta: meta(services, account),
         }
       },
       {
@@ -128,7 +132,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return {
           success: true,
           message: removed ? `Tag ${tagId} removed from ${where}.` : `Tag ${tagId} was not assigned to ${where}.`,
-          meta: accountMeta(account),
+          meta: meta(services, account),
         }
       },
       {

@@ -6,8 +6,6 @@ import { DOMAIN_PATTERN } from '../links/model'
 /** Spec 2.4: the only colors a tag may have. The first is the default. */
 export const TAG_COLORS = ['#6b7280', '#ef4444', '#f97316', '#eab308', '#22c55e', '#06b6d4', '#3b82f6', '#8b5cf6', '#ec4899'] as const
 export type TagColor = (typeof TAG_COLORS)[number]
-/** Spec section 8. */
-export const MAX_TAGS_PER_ACCOUNT = 20
 /** Spec 2.4 and 8: 1-30 characters, counted after trimming. */
 export const MAX_TAG_NAME_LENGTH = 30
 /** Tag ids are Postgres `serial` (int4). */

@@ -2,11 +2,12 @@
 // out; errors are ApiError. Another account's tag or link is "not found", never "forbidden".
 import { and, asc, count, eq, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { links, linkTags, tags } from '../../db/schema'
+import { linkTags, tags } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { normalizeHost } from '../links/url'
-import { MAX_TAG_ID, MAX_TAG_NAME_LENGTH, MAX_TAGS_PER_ACCOUNT, TAG_COLORS, type CreateTagInput, type TagColor, type TagRecord } from './model'
+import { MAX_TAG_ID, MAX_TAG_NAME_LENGTH, TAG_COLORS, type CreateTagInput, type TagColor, type TagRecord } from './model'
+import { TAGS_PER_ACCOUNT } from '../account/plans'
+import { findOwnedLink, linkHost } from '../links/owned'
 
 type TagRow = typeof tags.$inferSelect
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
@@ -24,7 +25,7 @@ export function toTagRecord(row: TagRow): TagRecord {
 }
 
 export function tagUsage(total: number) {
-  return { tags: total, tags_limit: MAX_TAGS_PER_ACCOUNT, tags_remaining: Math.max(0, MAX_TAGS_PER_ACCOUNT - total) }
+  return { tags: total, tags_limit: TAGS_PER_ACCOUNT, tags_remaining: Math.max(0, TAGS_PER_ACCOUNT - total) }
 }
 
 /** A tag id from the path: the schema allows 1-10 digits, the column is int4. */
@@ -67,8 +68,8 @@ export async function createTag(services: Pick<Services, 'db' | 'now'>, accountI
       .limit(1)
     if (same) throw new ApiError('TAG_EXISTS', `This account already has a tag named "${name}" (names are compared regardless of case).`)
     const total = await countTags(tx, accountId)
-    if (total >= MAX_TAGS_PER_ACCOUNT) {
-      throw new ApiError('TAG_LIMIT_REACHED', undefined, { limit: MAX_TAGS_PER_ACCOUNT, remaining: 0 })
+    if (total >= TAGS_PER_ACCOUNT) {
+      throw new ApiError('TAG_LIMIT_REACHED', undefined, { limit: TAGS_PER_ACCOUNT, remaining: 0 })
     }
     const [row] = await tx.insert(tags).values({ accountId, name, color, createdAt: now }).onConflictDoNothing().returning()
     if (!row) throw new ApiError('TAG_EXISTS')
@@ -97,21 +98,9 @@ export interface LinkRef {
   domain: string | undefined
 }
 
-function linkDomain(services: Pick<Services, 'config'>, domain: string | undefined): string {
-  return domain === undefined ? services.config.shortDomain : normalizeHost(domain)
-}
-
 /** The link's id when it belongs to the account; LINK_NOT_FOUND otherwise (missing and foreign alike). */
 async function ownedLinkId(db: Pick<Db, 'select'>, accountId: string, domain: string, alias: string, lock = false): Promise<string> {
-  const query = db
-    .select({ id: links.id })
-    .from(links)
-    .where(and(eq(links.domain, domain), eq(links.alias, alias), eq(links.accountId, accountId)))
-    .limit(1)
-  // KEY SHARE: the link cannot be deleted under a running assignment, yet edits of it are not blocked.
-  const [row] = lock ? await query.for('key share') : await query
-  if (!row) throw new ApiError('LINK_NOT_FOUND', `You have no link "${alias}" on ${domain}.`)
-  return row.id
+  return (await findOwnedLink(db, accountId, domain, alias, lock)).id
 }
 
 async function ownedTagExists(db: Pick<Db, 'select'>, accountId: string, tagId: number, lock = false): Promise<void> {
@@ -125,7 +114,7 @@ async function ownedTagExists(db: Pick<Db, 'select'>, accountId: string, tagId: 
 }
 
 export async function listLinkTags(services: Pick<Services, 'db' | 'config'>, accountId: string, ref: LinkRef): Promise<TagRecord[]> {
-  const linkId = await ownedLinkId(services.db, accountId, linkDomain(services, ref.domain), ref.alias)
+  const linkId = await ownedLinkId(services.db, accountId, linkHost(services.config, ref.domain), ref.alias)
   const rows = await services.db
     .select({ tag: tags })
     .from(linkTags)
@@ -146,7 +135,7 @@ export async function assignTag(
   ref: LinkRef,
   tagId: number,
 ): Promise<{ created: boolean; domain: string }> {
-  const domain = linkDomain(services, ref.domain)
+  const domain = linkHost(services.config, ref.domain)
   const created = await services.db.transaction(async (tx: Tx) => {
     const linkId = await ownedLinkId(tx, accountId, domain, ref.alias, true)
     await ownedTagExists(tx, accountId, tagId, true)
@@ -167,7 +156,7 @@ export async function unassignTag(
   ref: LinkRef,
   tagId: number,
 ): Promise<{ removed: boolean; domain: string }> {
-  const domain = linkDomain(services, ref.domain)
+  const domain = linkHost(services.config, ref.domain)
   const linkId = await ownedLinkId(services.db, accountId, domain, ref.alias)
   await ownedTagExists(services.db, accountId, tagId)
   const deleted = await services.db

@@ -9,7 +9,7 @@ import { accounts, emailVerifications, links } from '../../db/schema'
 import { startSmtpSink, type SmtpSink } from '../../mail/testing'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
 import { codePepper, generateCode, hashCode, MAX_CODE_ATTEMPTS, REGISTER_RATES } from './registration'
-import { latestCode, signUp, uniqueEmail } from './testing'
+import { latestCode, signUp, uniqueEmail } from '../guest/testing'
 import { hashSecret } from '../../lib/secrets'
 
 let sink: SmtpSink
