@@ -228,6 +228,10 @@ function envLine(text: string, name: string): string {
  * only if this run started them: someone else may be using services that were already up.
  */
 export async function startServices(cleanup: Cleanup, service?: 'postgres' | 'redis'): Promise<{ databaseUrl: string; redisUrl: string }> {
+  // BENCH_DATABASE_URL / BENCH_REDIS_URL: services that another checkout runs (services.sh of this one
+  // refuses to start beside them, and must not stop them).
+  const external = { databaseUrl: process.env.BENCH_DATABASE_URL, redisUrl: process.env.BENCH_REDIS_URL }
+  if (external.databaseUrl && external.redisUrl) return { databaseUrl: external.databaseUrl, redisUrl: external.redisUrl }
   const services = join(ROOT, 'scripts/services.sh')
   const only = service ? [service] : []
   const before = await sh(['bash', services, 'status', ...only], 30_000)

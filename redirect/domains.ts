@@ -8,28 +8,15 @@
 // DOMAIN_REFRESH_MS as a safety net. Reloads are coalesced; a change announced during a reload causes one
 // more, so the last reload always starts after the last change.
 import { DOMAIN_CHANNEL, linkCacheKey } from '../src/core/link-cache'
-import type { RedirectDeps } from './handler'
+import type { LoadDomains } from './internal-api'
 import type { LinkSource } from './source'
 
-/** Resolves the host names of every verified custom domain, lower-case ASCII; rejects when it cannot tell. */
-export type LoadDomains = () => Promise<string[]>
-
-/** A verified custom domain: its host and the prefix of its links' cache keys. */
+/** A verified custom domain: its host and the prefix of its links' cache keys, computed once. */
 export class CustomDomain {
   readonly keyPrefix: string
-  private deps: RedirectDeps | undefined
 
   constructor(readonly host: string) {
     this.keyPrefix = linkCacheKey(host, '')
-  }
-
-  /** The handler's deps with this domain in place of the default one, made once per domain. */
-  depsFor(base: RedirectDeps): RedirectDeps {
-    if (this.deps === undefined) {
-      // No health answer here: on a custom domain "health" is an alias like any other.
-      this.deps = { ...base, shortDomain: this.host, keyPrefix: this.keyPrefix, health: undefined, domains: undefined }
-    }
-    return this.deps
   }
 }
 
@@ -156,7 +143,7 @@ export class DomainSet {
       const hosts = await this.load()
       this.counters.loads++
       const previous = this.domains
-      // Keep the CustomDomain objects of hosts that stay: they carry the per-domain handler deps.
+      // Keep the CustomDomain objects of hosts that stay: their key prefix is computed once per domain.
       this.domains = new Map(hosts.map((host) => [host, previous?.get(host) ?? new CustomDomain(host)]))
       this.counters.size = this.domains.size
       if (this.failing) this.options.log?.('redirector: custom domains loaded again')
@@ -176,25 +163,4 @@ export class DomainSet {
     this.timer = setTimeout(() => void this.refresh(), ms)
     this.timer.unref?.()
   }
-}
-
-/** The API's internal list of verified domains over HTTP, with a time budget. */
-export function httpLoadDomains(apiUrl: string, secret: string, timeoutMs: number): LoadDomains {
-  return async () => {
-    const response = await fetch(`${apiUrl}/internal/domains`, {
-      headers: { 'x-internal-secret': secret },
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-    if (!response.ok) throw new Error(`/internal/domains answered ${response.status}`)
-    return parseDomainList(await response.text())
-  }
-}
-
-/** `{"domains": [...]}` as the API sends it; anything else is an error, never an empty set. */
-export function parseDomainList(text: string): string[] {
-  const body = JSON.parse(text) as { domains?: unknown }
-  if (!Array.isArray(body?.domains) || !body.domains.every((d) => typeof d === 'string')) {
-    throw new Error('/internal/domains answered an unreadable list')
-  }
-  return body.domains as string[]
 }

@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'bun:test'
 import { MemoryKv } from '../src/adapters/memory-kv'
 import type { ClickEvent } from '../src/core/clicks'
+import type { Peer } from '../src/core/client-ip'
 import { encodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey, type CachedLink } from '../src/core/link-cache'
 import { handleRedirect, parseAlias, type RedirectDeps } from './handler'
 import { LinkResolver } from './resolver'
-import type { Resolve } from './source'
+import type { Resolve } from './internal-api'
 
 const domain = 'sho.rt'
 const options = { l1TtlMs: 60_000, l1MaxEntries: 100, negativeTtlMs: 60_000 }
@@ -13,14 +14,17 @@ function link(overrides: Partial<CachedLink> = {}): CachedLink {
   return { v: 1, id: `link_${crypto.randomUUID()}`, url: 'https://example.com/landing?a=1#top', ...overrides }
 }
 
-async function setup(resolve: Resolve = async () => null) {
+/** The socket address every request of these tests comes from: a proxy's, when a test puts one in front. */
+const PEER: Peer = { requestIP: () => ({ address: '10.0.0.2' }) }
+
+async function setup(resolve: Resolve = async () => null, extra: Partial<RedirectDeps> = {}) {
   const kv = new MemoryKv()
   const resolver = new LinkResolver(kv, resolve, options)
   await resolver.listen()
   const clicks: ClickEvent[] = []
-  const deps: RedirectDeps = { resolver, record: (click) => clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry' }
+  const deps: RedirectDeps = { resolver, record: (click) => clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry', ...extra }
   const put = (alias: string, value: CachedLink) => kv.set(linkCacheKey(domain, alias), encodeCachedLink(value), 60)
-  const get = (path: string, init?: RequestInit) => handleRedirect(new Request(`http://${domain}${path}`, init), deps)
+  const get = (path: string, init?: RequestInit) => handleRedirect(new Request(`http://${domain}${path}`, init), deps, PEER)
   return { kv, resolver, clicks, put, get }
 }
 
@@ -133,6 +137,24 @@ describe('redirect handler', () => {
     const response = await get('/abcd')
     expect(response.status).toBe(503)
     expect(response.headers.get('retry-after')).toBe('5')
+  })
+
+  test('the click carries the client address by the configured rule; spoofed left-most X-Forwarded-For entries change nothing', async () => {
+    const spoofed = ['6.6.6.6, 203.0.113.9', '1.1.1.1, 2.2.2.2, 203.0.113.9', ' 203.0.113.9']
+    const behindProxy = await setup(undefined, { clientIp: { from: 'forwarded-for', hops: 1 } })
+    await behindProxy.put('ip', link())
+    for (const xff of spoofed) await behindProxy.get('/ip', { headers: { 'x-forwarded-for': xff } })
+    expect(behindProxy.clicks.map((c) => c.ip)).toEqual(spoofed.map(() => '203.0.113.9'))
+    // No rule: the socket address, whatever the headers say.
+    const direct = await setup()
+    await direct.put('ip', link())
+    await direct.get('/ip', { headers: { 'x-forwarded-for': '6.6.6.6' } })
+    expect(direct.clicks[0]!.ip).toBe('10.0.0.2')
+    // A single trusted header: taken whole, or its right-most entry.
+    const cdn = await setup(undefined, { clientIp: { from: 'header', header: 'cf-connecting-ip' } })
+    await cdn.put('ip', link())
+    await cdn.get('/ip', { headers: { 'cf-connecting-ip': '6.6.6.6,203.0.113.9', 'x-forwarded-for': '7.7.7.7' } })
+    expect(cdn.clicks[0]!.ip).toBe('203.0.113.9')
   })
 
   test('an invalidation drops the L1 entry so the next request sees the new destination', async () => {

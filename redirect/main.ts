@@ -1,9 +1,11 @@
 // The redirector as its own process: Redis for links, the API's resolve endpoint on a miss, a
 // ClickHouse server for clicks. It never opens Postgres and loads no embedded engine.
 import { ConfigError, parseConfig } from '../src/core/config'
+import { stopOnSignal } from '../src/core/shutdown'
+import { fetchTransport, internalApi } from './internal-api'
 import { workerRecorder } from './recorder'
 import { createRedirector } from './server'
-import { httpResolve, redisLinkSource } from './source'
+import { redisLinkSource } from './source'
 
 function boot() {
   const config = parseConfig(process.env)
@@ -23,11 +25,8 @@ try {
 // Clicks are batched and written to ClickHouse by a worker thread, off the thread serving redirects.
 const recorder = await workerRecorder(config.clickhouseUrl, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
 const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
-const redirector = await createRedirector(config, {
-  source,
-  resolve: httpResolve(config.apiInternalUrl, config.internalSecret, config.cache.resolveTimeoutMs),
-  recorder,
-})
+const api = internalApi(fetchTransport, { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })
+const redirector = await createRedirector(config, { source, api, recorder })
 
 const server = Bun.serve({
   port: config.redirectPort,
@@ -36,17 +35,10 @@ const server = Bun.serve({
 })
 console.log(`redirector listening on http://localhost:${server.port} for ${config.shortDomain}`)
 
-let stopping = false
-async function shutdown(signal: string) {
-  if (stopping) return
-  stopping = true
-  console.log(`redirector: ${signal}, draining clicks`)
+stopOnSignal('redirector', async () => {
   server.stop()
   await redirector.stop()
   const stats = redirector.recorder.stats()
-  console.log(`redirector: drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
+  console.log(`redirector: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
   await source.close?.()
-  process.exit(0)
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
-process.on('SIGINT', () => void shutdown('SIGINT'))
+})

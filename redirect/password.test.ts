@@ -2,13 +2,13 @@
 // API's cache, and the API's /internal/unlock through app.handle().
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { ClickEvent } from '../src/core/clicks'
-import { decodeCachedLink, linkCacheKey } from '../src/core/link-cache'
+import { linkCacheKey } from '../src/core/link-cache'
 import { newAccount, type TestAccount } from '../src/modules/links/test-accounts'
 import { call, show, testApi, TEST_INTERNAL_SECRET } from '../test/support/api'
 import { handleRedirect, type RedirectDeps } from './handler'
-import { BAD_FORM, EMPTY_PASSWORD, readUnlockAnswer, unlockVia, WRONG_PASSWORD, type Unlock } from './password'
+import { internalApi, readUnlockAnswer, type Unlock } from './internal-api'
+import { BAD_FORM, EMPTY_PASSWORD, WRONG_PASSWORD } from './password'
 import { LinkResolver } from './resolver'
-import type { Resolve } from './source'
 
 const IP_HEADER = 'x-visitor-ip'
 let api: Awaited<ReturnType<typeof testApi>>
@@ -21,12 +21,9 @@ const viaApp = (request: Request) => api.app.handle(request)
 beforeAll(async () => {
   api = await testApi()
   account = await newAccount(api.deps.db, 'pro')
-  const resolve: Resolve = async (domain, alias) => {
-    const response = await viaApp(new Request(`http://localhost/internal/resolve?${new URLSearchParams({ domain, alias })}`, { headers: { 'x-internal-secret': TEST_INTERNAL_SECRET } }))
-    if (response.status === 404) return null
-    return decodeCachedLink(await response.text())
-  }
-  const resolver = new LinkResolver(api.adapters.kv, resolve, { l1TtlMs: 60_000, l1MaxEntries: 1000, negativeTtlMs: 100 })
+  // The embedded process's client: the internal API through app.handle().
+  const internal = internalApi(viaApp, { apiUrl: 'http://localhost', secret: TEST_INTERNAL_SECRET, timeoutMs: 1000 })
+  const resolver = new LinkResolver(api.adapters.kv, internal.resolve, { l1TtlMs: 60_000, l1MaxEntries: 1000, negativeTtlMs: 100 })
   await resolver.listen()
   clicks = []
   deps = {
@@ -34,8 +31,8 @@ beforeAll(async () => {
     record: (click) => clicks.push(click),
     shortDomain: 'sho.rt',
     keyPrefix: linkCacheKey('sho.rt', ''),
-    clientIpHeader: IP_HEADER,
-    unlock: unlockVia(viaApp, 'http://localhost', TEST_INTERNAL_SECRET),
+    clientIp: { from: 'header', header: IP_HEADER },
+    unlock: internal.unlock,
   }
 })
 
@@ -103,6 +100,19 @@ describe('password-protected links at the redirector', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(limited.headers.get('location')).toBeNull()
     expect((await post(alias, form('open sesame'))).status).toBe(302)
+  })
+
+  test('behind a proxy, a new left-most X-Forwarded-For entry per attempt does not escape the attempt limit', async () => {
+    const alias = await protectedLink()
+    const behindProxy: RedirectDeps = { ...deps, clientIp: { from: 'forwarded-for', hops: 1 } }
+    const proxy = { requestIP: () => ({ address: '10.0.0.2' }) }
+    const real = visitor()
+    const attempt = (i: number, password: string) => {
+      const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `198.51.100.${i}, ${real}` }
+      return handleRedirect(new Request(`http://sho.rt/${alias}`, { method: 'POST', headers, body: form(password) }), behindProxy, proxy)
+    }
+    for (let i = 0; i < 5; i++) expect((await attempt(i, `guess-${i}`)).status).toBe(401)
+    expect((await attempt(5, 'open sesame')).status).toBe(429)
   })
 
   test('expired → 410, not yet active → 404, before any password is asked; POST to an open link is 405', async () => {

@@ -5,70 +5,18 @@
 // the click; wrong → 401 with the form again; too many → 429. The password travels only in that POST
 // body and the internal call's body: never in a URL, a cookie or a log line.
 import { readCapped } from '../src/core/read-capped'
-import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
+import type { CachedLink } from '../src/core/link-cache'
+import type { Unlock, UnlockResult } from './internal-api'
 import { notFoundPage, passwordPage, tooManyAttemptsPage, unavailablePage } from './pages'
 
-export type UnlockResult =
-  | { kind: 'ok'; link: CachedLink }
-  | { kind: 'wrong' }
-  | { kind: 'limited'; retryAfterSeconds: number }
-  | { kind: 'gone' }
-
-/** Asks the owner of the password hash. Rejects when it cannot tell (down, slow, misconfigured). */
-export type Unlock = (linkId: string, password: string, ip: string) => Promise<UnlockResult>
-
-/** The API answers after one argon2id check (about 50 ms); generous, since a person is waiting anyway. */
-export const UNLOCK_TIMEOUT_MS = 5000
 /** Longest password a link can have (src/modules/links/model.ts MAX_PASSWORD_LENGTH): longer is wrong. */
 const MAX_PASSWORD_LENGTH = 128
 /** The form has one field of at most 128 characters; percent-encoded that is under 1.2 KiB. */
 const MAX_FORM_BYTES = 4096
-/** When the API's 429 carries no Retry-After: its window is 15 minutes. */
-const DEFAULT_RETRY_AFTER_SECONDS = 900
 
 export const WRONG_PASSWORD = 'That password is not correct.'
 export const EMPTY_PASSWORD = 'Enter the password.'
 export const BAD_FORM = 'Send the password with the form on this page.'
-
-/** Maps the answer of POST /internal/unlock. */
-export async function readUnlockAnswer(response: Response): Promise<UnlockResult> {
-  if (response.status === 200) {
-    const link = decodeCachedLink(await response.text())
-    if (!link) throw new Error('unlock answered an unreadable link')
-    return { kind: 'ok', link }
-  }
-  if (response.status === 404) return { kind: 'gone' }
-  if (response.status === 429) {
-    const seconds = Number(response.headers.get('retry-after'))
-    return { kind: 'limited', retryAfterSeconds: seconds > 0 ? seconds : DEFAULT_RETRY_AFTER_SECONDS }
-  }
-  if (response.status === 401) {
-    const body = (await response.json().catch(() => null)) as { error?: unknown } | null
-    // Any other 401 is a wrong internal secret: a configuration error, not the visitor's.
-    if (body?.error === 'PASSWORD_INCORRECT') return { kind: 'wrong' }
-  }
-  throw new Error(`unlock answered ${response.status}`)
-}
-
-/**
- * The unlock endpoint through any fetch-like function: HTTP for the stand-alone redirector, the app's
- * own handle() in a process that embeds the API.
- */
-export function unlockVia(call: (request: Request) => Promise<Response>, apiUrl: string, secret: string, timeoutMs = UNLOCK_TIMEOUT_MS): Unlock {
-  return async (linkId, password, ip) => {
-    const request = new Request(`${apiUrl}/internal/unlock`, {
-      method: 'POST',
-      headers: { 'x-internal-secret': secret, 'content-type': 'application/json' },
-      body: JSON.stringify({ link_id: linkId, password, ip }),
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-    return readUnlockAnswer(await call(request))
-  }
-}
-
-export function httpUnlock(apiUrl: string, secret: string, timeoutMs = UNLOCK_TIMEOUT_MS): Unlock {
-  return unlockVia((request) => fetch(request), apiUrl, secret, timeoutMs)
-}
 
 /** The submitted form, or null when it is not a small urlencoded form. */
 export async function readForm(request: Request): Promise<URLSearchParams | null> {

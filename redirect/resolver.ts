@@ -3,7 +3,8 @@
 // Concurrent misses for one key share one load; "not found" is remembered briefly.
 import { TtlCache } from '../src/core/ttl-cache'
 import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../src/core/link-cache'
-import type { LinkSource, Resolve } from './source'
+import type { Resolve } from './internal-api'
+import type { LinkSource } from './source'
 
 export interface ResolverOptions {
   l1TtlMs: number

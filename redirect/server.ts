@@ -1,16 +1,17 @@
 // Assembles the redirector from its parts. Used by redirect/main.ts (its own process) and by
 // src/main.ts (the embedded default, one process with the API).
 import type { Config } from '../src/core/config'
+import type { Peer } from '../src/core/client-ip'
 import { linkCacheKey } from '../src/core/link-cache'
-import { DomainSet, httpLoadDomains, type LoadDomains } from './domains'
-import { handleRedirect, type PeerInfo } from './handler'
+import { DomainSet } from './domains'
+import { handleRedirect, type RedirectDeps } from './handler'
+import type { InternalApi } from './internal-api'
 import type { ClickRecorder } from './recorder'
-import { httpUnlock, type Unlock } from './password'
 import { LinkResolver } from './resolver'
-import type { LinkSource, Resolve } from './source'
+import type { LinkSource } from './source'
 
 export interface Redirector {
-  fetch(request: Request, peer?: PeerInfo): Response | Promise<Response>
+  fetch(request: Request, peer?: Peer): Response | Promise<Response>
   health(): Response
   /** Stops listening for invalidations and drains the clicks (spooling what ClickHouse does not take in time). */
   stop(drainTimeoutMs?: number): Promise<void>
@@ -20,28 +21,26 @@ export interface Redirector {
 }
 
 /**
- * `unlock` checks passwords of protected links; by default the API's /internal/unlock over HTTP at
- * API_INTERNAL_URL (which, in the embedded default, is this same process's port).
+ * `api` is the API's /internal endpoints (redirect/internal-api.ts): over HTTP for the stand-alone
+ * redirector, through the app's handle() in the embedded default.
  */
-export async function createRedirector(config: Config, parts: { source: LinkSource; resolve: Resolve; recorder: ClickRecorder; unlock?: Unlock; loadDomains?: LoadDomains }): Promise<Redirector> {
-  const { recorder } = parts
-  const resolver = new LinkResolver(parts.source, parts.resolve, config.cache)
+export async function createRedirector(config: Config, parts: { source: LinkSource; api: InternalApi; recorder: ClickRecorder }): Promise<Redirector> {
+  const { recorder, api } = parts
+  const resolver = new LinkResolver(parts.source, api.resolve, config.cache)
   await resolver.listen()
-  // The verified custom domains, by default from the API's /internal/domains over HTTP.
-  const loadDomains = parts.loadDomains ?? httpLoadDomains(config.apiInternalUrl, config.internalSecret, config.cache.resolveTimeoutMs)
-  const domains = new DomainSet(config.shortDomain, loadDomains, parts.source, { refreshMs: config.cache.domainRefreshMs, log: console.log })
+  const domains = new DomainSet(config.shortDomain, api.domains, parts.source, { refreshMs: config.cache.domainRefreshMs, log: console.log })
   await domains.start()
   // Counters instead of per-request logs: what a person or a probe needs to see the hot path's health.
   const health = () => Response.json({ status: 'ok', clicks: recorder.stats(), cache: resolver.counters, domains: domains.counters })
-  const deps = {
+  const deps: RedirectDeps = {
     health,
     resolver,
     record: recorder.record,
-    unlock: parts.unlock ?? httpUnlock(config.apiInternalUrl, config.internalSecret),
+    unlock: api.unlock,
     shortDomain: config.shortDomain,
     keyPrefix: linkCacheKey(config.shortDomain, ''),
     countryHeader: config.countryHeader,
-    clientIpHeader: config.clientIpHeader,
+    clientIp: config.clientIp,
     domains,
     clickKeys: config.clickSigningKeys,
   }

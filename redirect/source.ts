@@ -1,7 +1,6 @@
 // Where the redirector finds links after its L1: the shared cache (Redis, or the in-process store of
-// the embedded default) and, on a miss there, the API's internal resolve endpoint.
+// the embedded default). On a miss there it asks the API (redirect/internal-api.ts).
 import { Redis } from 'ioredis'
-import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
 
 /** The read side of the link cache. The API's Kv adapters satisfy it as they are. */
 export interface LinkSource {
@@ -9,9 +8,6 @@ export interface LinkSource {
   subscribe(channel: string, onMessage: (message: string) => void, onReset?: () => void): Promise<() => Promise<void>>
   close?(): Promise<void>
 }
-
-/** Asks the owner of Postgres. Resolves null for "no such link"; rejects when it cannot tell. */
-export type Resolve = (domain: string, alias: string) => Promise<CachedLink | null>
 
 /**
  * Redis, read-only, for the hot path: every command has a timeout, and with the offline queue off a
@@ -62,21 +58,5 @@ export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
       commands.disconnect()
       subscriber?.disconnect()
     },
-  }
-}
-
-/** The API's internal resolve endpoint over HTTP, with a time budget. */
-export function httpResolve(apiUrl: string, secret: string, timeoutMs: number): Resolve {
-  return async (domain, alias) => {
-    const query = new URLSearchParams({ domain, alias })
-    const response = await fetch(`${apiUrl}/internal/resolve?${query}`, {
-      headers: { 'x-internal-secret': secret },
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-    if (response.status === 404) return null
-    if (!response.ok) throw new Error(`resolve answered ${response.status}`)
-    const link = decodeCachedLink(await response.text())
-    if (!link) throw new Error('resolve answered an unreadable link')
-    return link
   }
 }

@@ -2,20 +2,14 @@
 // server from the environment. The redirector runs beside it as redirect/main.ts.
 import { createApi } from './app'
 import { configOrExit, openRuntime } from './boot'
+import { stopOnSignal } from './core/shutdown'
 
 const config = configOrExit()
 const runtime = await openRuntime(config)
 const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }).listen({ port: config.port, maxRequestBodySize: 1024 * 1024 })
 console.log(`api listening on ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
-let stopping = false
-async function shutdown(signal: string) {
-  if (stopping) return
-  stopping = true
-  console.log(`api: ${signal}, stopping`)
+stopOnSignal('api', async () => {
   await app.stop()
   await runtime.close()
-  process.exit(0)
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
-process.on('SIGINT', () => void shutdown('SIGINT'))
+})

@@ -3,12 +3,13 @@
 // paths and the short links; the API's paths are reserved aliases, so they never collide.
 import { ClickBatcher } from '../redirect/batcher'
 import { clickhouseSink } from '../redirect/clickhouse-sink'
-import { CustomDomain, parseDomainList } from '../redirect/domains'
+import { CustomDomain } from '../redirect/domains'
+import { internalApi } from '../redirect/internal-api'
 import { inThreadRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
-import { decodeCachedLink } from './core/link-cache'
 import { createApi } from './app'
 import { configOrExit, openRuntime } from './boot'
+import { stopOnSignal } from './core/shutdown'
 
 const config = configOrExit()
 const runtime = await openRuntime(config)
@@ -24,25 +25,16 @@ const app = createApi({
   requestIP: (request) => server?.requestIP(request)?.address ?? null,
 })
 
+// The API's /internal endpoints through the app itself: the same client as the stand-alone redirector's,
+// without a request to this process's own port.
+const api = internalApi((request) => app.handle(request), {
+  apiUrl: config.apiInternalUrl,
+  secret: config.internalSecret,
+  timeoutMs: config.cache.resolveTimeoutMs,
+})
 const redirector = await createRedirector(config, {
   source: runtime.adapters.kv,
-  // The same resolve endpoint the stand-alone redirector calls over HTTP, handled in-process.
-  resolve: async (domain, alias) => {
-    const query = new URLSearchParams({ domain, alias })
-    const response = await app.handle(
-      new Request(`http://internal/internal/resolve?${query}`, { headers: { 'x-internal-secret': config.internalSecret } }),
-    )
-    if (response.status === 404) return null
-    const link = response.ok ? decodeCachedLink(await response.text()) : null
-    if (!link) throw new Error(`resolve answered ${response.status}`)
-    return link
-  },
-  // The verified custom domains, from the same process.
-  loadDomains: async () => {
-    const response = await app.handle(new Request('http://internal/internal/domains', { headers: { 'x-internal-secret': config.internalSecret } }))
-    if (!response.ok) throw new Error(`/internal/domains answered ${response.status}`)
-    return parseDomainList(await response.text())
-  },
+  api,
   // chDB lives in this process, so clicks are batched on this thread too.
   recorder: inThreadRecorder(
     new ClickBatcher(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }).start(),
@@ -72,15 +64,8 @@ console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
   Swagger:     http://localhost:${listening.port}/swagger
   Short links: ${config.shortBaseUrl}/<alias>`)
 
-let stopping = false
-async function shutdown(signal: string) {
-  if (stopping) return
-  stopping = true
-  console.log(`${signal}: stopping, draining clicks`)
+stopOnSignal('link service', async () => {
   listening.stop()
   await redirector.stop()
   await runtime.close()
-  process.exit(0)
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
-process.on('SIGINT', () => void shutdown('SIGINT'))
+})

@@ -19,7 +19,8 @@ export interface ApiDeps {
   /**
    * The client address of a request, for a caller that serves the app through its own Bun.serve and
    * app.handle() (where Elysia has no server): `(request) => server.requestIP(request)?.address`.
-   * Not needed with app.listen(); a configured TRUSTED_IP_HEADER takes precedence over both.
+   * Not needed with app.listen(). It is the socket address of src/core/client-ip.ts: a trusted header
+   * (TRUSTED_IP_HEADER, TRUSTED_PROXY_HOPS) takes precedence when configured.
    */
   requestIP?: (request: Request) => string | null | undefined
 }

@@ -2,6 +2,7 @@
 // Every failure names the variable so a bad deployment stops at start with a message a person can act on.
 import { isIP } from 'node:net'
 import { KID_PATTERN, type ClickSigningKey } from './click-id'
+import { SOCKET_ADDRESS, type ClientIpRule } from './client-ip'
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -38,8 +39,8 @@ export interface Config {
   clickSigningKeys: ClickSigningKey[]
   /** Header set by a trusted CDN with the client's ISO country code, e.g. "cf-ipcountry". */
   countryHeader: string | undefined
-  /** Header carrying the client IP when behind a trusted proxy, e.g. "x-forwarded-for". */
-  clientIpHeader: string | undefined
+  /** Where the client IP comes from (src/core/client-ip.ts): TRUSTED_PROXY_HOPS, TRUSTED_IP_HEADER or the socket. */
+  clientIp: ClientIpRule
   /** DNS servers ("ip" or "ip:port") that custom-domain verification asks; undefined: the system's. */
   dnsServers: string[] | undefined
   /** Budget of one DNS lookup when verifying a custom domain. */
@@ -168,6 +169,25 @@ function dnsServers(env: Env, name: string): string[] | undefined {
   })
 }
 
+/**
+ * TRUSTED_PROXY_HOPS (X-Forwarded-For behind that many proxies) or TRUSTED_IP_HEADER (one address a
+ * trusted proxy or CDN sets), never both: they describe two different fronts, and guessing which one is
+ * real would let a client choose its address through the other.
+ */
+function clientIpRule(env: Env): ClientIpRule {
+  const header = env.TRUSTED_IP_HEADER?.trim().toLowerCase() || undefined
+  const hopsSet = (env.TRUSTED_PROXY_HOPS ?? '') !== ''
+  if (header && hopsSet) throw new ConfigError('TRUSTED_PROXY_HOPS', 'and TRUSTED_IP_HEADER are both set; set only one of them')
+  if (header) {
+    if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) throw new ConfigError('TRUSTED_IP_HEADER', `must be a header name, got "${header}"`)
+    return { from: 'header', header }
+  }
+  const hops = int(env, 'TRUSTED_PROXY_HOPS', 0, 0)
+  // More proxies than this in front of one service is a configuration mistake, not a topology.
+  if (hops > 16) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be at most 16, got ${hops}`)
+  return hops === 0 ? SOCKET_ADDRESS : { from: 'forwarded-for', hops }
+}
+
 /** From header: an address (optionally "Name <address>"), never a line break (header injection). */
 function mailConfig(env: Env, dataDir: string, publicApiUrl: string): MailConfig {
   const from = env.MAIL_FROM || `Link service <no-reply@${new URL(publicApiUrl).hostname}>`
@@ -232,7 +252,7 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
     ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, randomSecret),
     clickSigningKeys: clickSigningKeys(env, 'CLICK_SIGNING_KEYS', embedded, internalSecret),
     countryHeader: env.TRUSTED_COUNTRY_HEADER?.toLowerCase() || undefined,
-    clientIpHeader: env.TRUSTED_IP_HEADER?.toLowerCase() || undefined,
+    clientIp: clientIpRule(env),
     dnsServers: dnsServers(env, 'DNS_SERVERS'),
     dnsTimeoutMs: int(env, 'DNS_TIMEOUT_MS', 3000, 1),
     clicks: {

@@ -1,30 +1,34 @@
-// Who is calling, for per-IP limits: the first entry of a header set by a trusted proxy
-// (config.clientIpHeader), else the socket address (from deps.requestIP or Elysia's server). Requests
-// with neither (app.handle in tests without the header) share the key "unknown".
+// Who is calling, for per-IP limits: src/core/client-ip.ts's rule (config.clientIp), the same one the
+// redirector uses, over the socket address from deps.requestIP (the embedded process serves the app
+// through app.handle()) or Elysia's server. Requests with no address at all (app.handle in tests without
+// the header) share the key "unknown".
 import type { Server } from 'bun'
 import type { LimitResult, Limiter } from '../adapters/ports'
+import { clientAddress, type Peer } from '../core/client-ip'
 import type { Services } from '../services'
 import { ApiError } from './errors'
-
-/** Longest IPv6 text form is 45 characters; anything longer in a header is not an address. */
-const MAX_IP_CHARS = 64
 
 export function clientIp(
   services: Pick<Services, 'config' | 'requestIP'>,
   request: Request,
   server: Server<unknown> | null | undefined,
 ): string {
-  const header = services.config.clientIpHeader
-  if (header) {
-    const first = request.headers.get(header)?.split(',')[0]?.trim()
-    if (first) return first.slice(0, MAX_IP_CHARS)
-  }
   try {
-    const address = services.requestIP ? services.requestIP(request) : server?.requestIP(request)?.address
-    return address ? address.slice(0, MAX_IP_CHARS) : 'unknown'
+    return clientAddress(services.config.clientIp, request, peerOf(services, server)) || 'unknown'
   } catch {
     // requestIP throws for a request the server did not receive (e.g. one built in-process).
     return 'unknown'
+  }
+}
+
+function peerOf(services: Pick<Services, 'requestIP'>, server: Server<unknown> | null | undefined): Peer | undefined {
+  const requestIP = services.requestIP
+  if (!requestIP) return server ?? undefined
+  return {
+    requestIP(request) {
+      const address = requestIP(request)
+      return address ? { address } : null
+    },
   }
 }
 

@@ -3,12 +3,14 @@
 // - GET /internal/resolve: a link's cache record on a cache miss.
 // - POST /internal/unlock: checks the password a visitor typed into a protected link's form.
 import { Elysia } from 'elysia'
+import { INTERNAL_SECRET_HEADER } from '../../core/internal-secret'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { internalModels } from './model'
 import { resolveLink, secretMatches, unlockLink } from './service'
 
-export const INTERNAL_SECRET_HEADER = 'x-internal-secret'
+// Re-exported: other modules (domains) take it from here.
+export { INTERNAL_SECRET_HEADER }
 
 export function internalModule(services: Services) {
   // Checked before the query or body is validated: a caller without the secret learns nothing.

@@ -1,0 +1,102 @@
+// The redirector's one client of the API's /internal endpoints: resolve a link on a cache miss, list the
+// verified custom domains, check a password. How a request reaches the API is the transport's business:
+// fetch with a time budget for the stand-alone redirector, the Elysia app's handle() in the embedded
+// process (no HTTP to itself). The answers are read the same way either way.
+import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
+import { INTERNAL_SECRET_HEADER } from '../src/core/internal-secret'
+
+export type UnlockResult =
+  | { kind: 'ok'; link: CachedLink }
+  | { kind: 'wrong' }
+  | { kind: 'limited'; retryAfterSeconds: number }
+  | { kind: 'gone' }
+
+/** Asks the owner of Postgres. Resolves null for "no such link"; rejects when it cannot tell. */
+export type Resolve = (domain: string, alias: string) => Promise<CachedLink | null>
+/** Resolves the host names of every verified custom domain, lower-case ASCII; rejects when it cannot tell. */
+export type LoadDomains = () => Promise<string[]>
+/** Asks the owner of the password hash. Rejects when it cannot tell (down, slow, misconfigured). */
+export type Unlock = (linkId: string, password: string, ip: string) => Promise<UnlockResult>
+
+export interface InternalApi {
+  resolve: Resolve
+  domains: LoadDomains
+  unlock: Unlock
+}
+
+/** Sends one request to the API; `budgetMs` is how long the caller may wait for the answer. */
+export type Transport = (request: Request, budgetMs: number) => Promise<Response>
+
+/** Over HTTP: a request that outlives its budget is aborted, so a slow API never holds a visitor. */
+export const fetchTransport: Transport = (request, budgetMs) => fetch(request, { signal: AbortSignal.timeout(budgetMs) })
+
+/** The API answers an unlock after one argon2id check (about 50 ms); generous, since a person is waiting anyway. */
+export const UNLOCK_TIMEOUT_MS = 5000
+/** When the API's 429 carries no Retry-After: its window is 15 minutes. */
+const DEFAULT_RETRY_AFTER_SECONDS = 900
+
+export interface InternalApiOptions {
+  /** Base URL of the API (config.apiInternalUrl); with the in-process transport only its path matters. */
+  apiUrl: string
+  secret: string
+  /** Budget of resolve and domains (config.cache.resolveTimeoutMs). */
+  timeoutMs: number
+}
+
+export function internalApi(transport: Transport, { apiUrl, secret, timeoutMs }: InternalApiOptions): InternalApi {
+  /** GET without a body, POST with a JSON one. */
+  const send = (path: string, budgetMs: number, json?: unknown) => {
+    const headers: Record<string, string> = { [INTERNAL_SECRET_HEADER]: secret }
+    if (json === undefined) return transport(new Request(`${apiUrl}${path}`, { headers }), budgetMs)
+    headers['content-type'] = 'application/json'
+    return transport(new Request(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(json) }), budgetMs)
+  }
+  return {
+    resolve: async (domain, alias) => readResolveAnswer(await send(`/internal/resolve?${new URLSearchParams({ domain, alias })}`, timeoutMs)),
+    domains: async () => readDomainsAnswer(await send('/internal/domains', timeoutMs)),
+    unlock: async (linkId, password, ip) => readUnlockAnswer(await send('/internal/unlock', UNLOCK_TIMEOUT_MS, { link_id: linkId, password, ip })),
+  }
+}
+
+/** GET /internal/resolve: the link, null for 404; anything else is an error, never "not found". */
+export async function readResolveAnswer(response: Response): Promise<CachedLink | null> {
+  if (response.status === 404) return null
+  if (!response.ok) throw new Error(`resolve answered ${response.status}`)
+  const link = decodeCachedLink(await response.text())
+  if (!link) throw new Error('resolve answered an unreadable link')
+  return link
+}
+
+async function readDomainsAnswer(response: Response): Promise<string[]> {
+  if (!response.ok) throw new Error(`/internal/domains answered ${response.status}`)
+  return parseDomainList(await response.text())
+}
+
+/** `{"domains": [...]}` as the API sends it; anything else is an error, never an empty set. */
+export function parseDomainList(text: string): string[] {
+  const body = JSON.parse(text) as { domains?: unknown }
+  if (!Array.isArray(body?.domains) || !body.domains.every((d) => typeof d === 'string')) {
+    throw new Error('/internal/domains answered an unreadable list')
+  }
+  return body.domains as string[]
+}
+
+/** Maps the answer of POST /internal/unlock. */
+export async function readUnlockAnswer(response: Response): Promise<UnlockResult> {
+  if (response.status === 200) {
+    const link = decodeCachedLink(await response.text())
+    if (!link) throw new Error('unlock answered an unreadable link')
+    return { kind: 'ok', link }
+  }
+  if (response.status === 404) return { kind: 'gone' }
+  if (response.status === 429) {
+    const seconds = Number(response.headers.get('retry-after'))
+    return { kind: 'limited', retryAfterSeconds: seconds > 0 ? seconds : DEFAULT_RETRY_AFTER_SECONDS }
+  }
+  if (response.status === 401) {
+    const body = (await response.json().catch(() => null)) as { error?: unknown } | null
+    // Any other 401 is a wrong internal secret: a configuration error, not the visitor's.
+    if (body?.error === 'PASSWORD_INCORRECT') return { kind: 'wrong' }
+  }
+  throw new Error(`unlock answered ${response.status}`)
+}
