@@ -8,10 +8,9 @@
 // worker in the stand-alone redirector).
 //
 // Layers of the API: src/plugins and src/lib sit under the feature modules, so they never import
-// src/modules; modules do not import each other in a circle (checked here only on a fake graph: see the
-// note at the end).
+// src/modules; modules do not import each other in a circle.
 import { describe, expect, test } from 'bun:test'
-import { forbiddenEdges, importCycles, importGraph, type ImportGraph } from './support/import-graph'
+import { forbiddenEdges, importCycles, importGraph, moduleOf, type ImportGraph } from './support/import-graph'
 
 const allowedPackages = new Set(['ioredis', '@clickhouse/client'])
 const enrichmentPackages = new Set(['ua-parser-js', 'isbot', '@ip-location-db/geo-whois-asn-country'])
@@ -54,26 +53,13 @@ describe('import boundary of the hot path', () => {
   })
 })
 
-/**
- * Imports of src/modules that src/plugins had before src/lib existed: the refactor that moves the
- * principal (API keys, guest sessions, plan limits) into src/lib removes them; delete each line then.
- * Nothing else may be added here.
- */
-const KNOWN_LAYER_VIOLATIONS = [
-  'src/plugins/auth.ts imports src/modules/account/keys.ts',
-  'src/plugins/auth.ts imports src/modules/account/plans.ts',
-  'src/plugins/auth.ts imports src/modules/guest/service.ts',
-]
-
 describe('layers of the API', () => {
-  test('src/plugins and src/lib do not import src/modules (beyond the known imports being moved out)', () => {
+  test('src/plugins and src/lib do not import src/modules', () => {
     const graph = importGraph(['src/plugins', 'src/lib'])
-    const found = forbiddenEdges(graph, ['src/plugins', 'src/lib'], 'src/modules')
-    expect(found.filter((edge) => !KNOWN_LAYER_VIOLATIONS.includes(edge))).toEqual([])
+    expect(forbiddenEdges(graph, ['src/plugins', 'src/lib'], 'src/modules')).toEqual([])
+  })
+
+  test('no two feature modules import each other, directly or around a circle', () => {
+    expect(importCycles(importGraph(['src/modules']), moduleOf)).toEqual([])
   })
 })
-
-// The module-cycle rule (importCycles over moduleOf) is not asserted on the real tree yet: src/modules
-// still has cycles that the refactor of src/modules is removing. test/support/import-graph.test.ts
-// proves the check on a fake graph; once the tree is clean, add here:
-//   expect(importCycles(importGraph(['src/modules']), moduleOf)).toEqual([])

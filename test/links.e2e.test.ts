@@ -28,7 +28,7 @@ function destination(location: string | null): string | null {
 import { freePort, startEntry } from './support/processes'
 import { apiCall as api, clicksOf, eventually, redisServerBinary, startStack, type Stack } from './support/stack'
 
-/** The promise of issue 3: every change reaches the redirector within one second. */
+/** The promise: every change reaches the redirector within one second. */
 const PROPAGATION_BUDGET_MS = 1000
 
 async function accountIn(where: { dataDir: string; databaseUrl: string | undefined }): Promise<TestAccount> {

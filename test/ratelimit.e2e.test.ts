@@ -1,4 +1,4 @@
-// The per-key request limit of DESIGN.md "Plans" and "Rate headers": 30 a minute on Free, 120 on Pro,
+// The per-key request limit of README, decisions: "Plans" and "Rate headers": 30 a minute on Free, 120 on Pro,
 // counted in the auth plugin before any handler, with X-RateLimit-* on every answer and Retry-After on
 // every 429, holding across processes.
 // 1. In-process (app.handle), on whatever engines the test run has: Free 30 and Pro 120 of 200.

@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis'
 import { assertMs, claimToken, tokenFingerprint } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
-import { ownOrBorrow, quitRedis } from './redis-kv'
+import { scriptedRedis } from './redis-kv'
 
 export const IDEMPOTENCY_PREFIX = 'idem:'
 
@@ -42,19 +42,17 @@ const pendingValue = (token: string) => `p|${token}`
 
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly client: WithScripts
-  private readonly owned: boolean
+  readonly close: () => Promise<void>
 
   /** A URL opens a connection this store owns; a client is borrowed and left open by close(). */
   constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
-    const { client, owned } = ownOrBorrow(connection, opts.commandTimeoutMs)
-    this.owned = owned
-    // defineCommand sends EVALSHA and falls back to EVAL once when the server has not cached the script.
-    if (!('idempotencyClaim' in client)) {
-      client.defineCommand('idempotencyClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
-      client.defineCommand('idempotencyComplete', { numberOfKeys: 1, lua: COMPLETE_SCRIPT })
-      client.defineCommand('idempotencyRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
-    }
-    this.client = client as WithScripts
+    const scripted = scriptedRedis<WithScripts>(connection, opts.commandTimeoutMs, {
+      idempotencyClaim: CLAIM_SCRIPT,
+      idempotencyComplete: COMPLETE_SCRIPT,
+      idempotencyRelease: RELEASE_SCRIPT,
+    })
+    this.client = scripted.client
+    this.close = scripted.close
   }
 
   async claim(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyClaim> {
@@ -73,10 +71,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async release(key: string, token: string): Promise<void> {
     await this.client.idempotencyRelease(IDEMPOTENCY_PREFIX + key, pendingValue(token))
-  }
-
-  async close(): Promise<void> {
-    if (this.owned) await quitRedis(this.client)
   }
 }
 

@@ -168,6 +168,22 @@ export function ownOrBorrow(connection: string | Redis, commandTimeoutMs = DEFAU
     : { client: connection, owned: false }
 }
 
+/**
+ * A client with Lua commands defined on it (defineCommand sends EVALSHA and falls back to EVAL once
+ * when the server has not cached the script), and a close() that quits it only when it was opened here.
+ */
+export function scriptedRedis<C extends Redis>(
+  connection: string | Redis,
+  commandTimeoutMs: number | undefined,
+  scripts: Record<string, string>,
+): { client: C; close: () => Promise<void> } {
+  const { client, owned } = ownOrBorrow(connection, commandTimeoutMs)
+  for (const [name, lua] of Object.entries(scripts)) {
+    if (!(name in client)) client.defineCommand(name, { numberOfKeys: 1, lua })
+  }
+  return { client: client as C, close: async () => (owned ? quitRedis(client) : undefined) }
+}
+
 export async function quitRedis(client: Redis): Promise<void> {
   // QUIT waits for replies in flight; when Redis is unreachable there is nothing to wait for.
   await client.quit().catch(() => client.disconnect())

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis'
 import { limitResult } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
-import { ownOrBorrow, quitRedis } from './redis-kv'
+import { scriptedRedis } from './redis-kv'
 
 /**
  * One atomic step, so no crash or timeout between two round trips can leave a counter without expiry
@@ -26,23 +26,17 @@ export const RATE_LIMIT_PREFIX = 'rl:'
 
 export class RedisLimiter implements Limiter {
   private readonly client: WithHit
-  private readonly owned: boolean
+  readonly close: () => Promise<void>
 
   /** A URL opens a connection this limiter owns; a client is borrowed and left open by close(). */
   constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
-    const { client, owned } = ownOrBorrow(connection, opts.commandTimeoutMs)
-    this.owned = owned
-    // defineCommand sends EVALSHA and falls back to EVAL once when the server has not cached the script.
-    if (!('rateLimitHit' in client)) client.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
-    this.client = client as WithHit
+    const scripted = scriptedRedis<WithHit>(connection, opts.commandTimeoutMs, { rateLimitHit: HIT_SCRIPT })
+    this.client = scripted.client
+    this.close = scripted.close
   }
 
   async hit(key: string, limit: number, windowMs: number): Promise<LimitResult> {
     const [count, pttl] = await this.client.rateLimitHit(RATE_LIMIT_PREFIX + key, Math.max(1, Math.round(windowMs)))
     return limitResult(count, limit, Date.now() + pttl)
-  }
-
-  async close(): Promise<void> {
-    if (this.owned) await quitRedis(this.client)
   }
 }

@@ -1,4 +1,4 @@
-// Signed click ids for Pro attribution (spec 2.7, DESIGN.md "Click id"). A Pro redirect appends
+// Signed click ids for Pro attribution (spec 2.7, README, decisions: "Click id"). A Pro redirect appends
 // `mu_click` (this id) and `mu_sig` (its HMAC) to the destination; a conversion later arrives with both and
 // is validated from them alone — no lookup, even before the click has reached ClickHouse.
 //

@@ -96,12 +96,6 @@ async function parseRanges<T extends number | bigint, A extends Uint32Array | Bi
   return { start: start.slice(0, n) as A, end: end.slice(0, n) as A, country: country.slice(0, n) }
 }
 
-/** Bytes the loaded table holds (for the report in /health or logs). */
-export function ipCountryBytes(): number {
-  if (!table) return 0
-  return Object.values(table).reduce((sum, a: { byteLength: number }) => sum + a.byteLength, 0)
-}
-
 // Private, loopback, link-local, CGNAT, multicast and reserved space has no country (the data maps a
 // few such blocks, e.g. 192.168/16, to the registry that holds them). [first, last] as numbers.
 const SPECIAL_V4: [number, number][] = [

@@ -330,11 +330,8 @@ function fieldName(where: string, path: string | undefined): string {
   return `${where}.${path.slice(1).split('/').join('.')}`
 }
 
-/** Counts unexpected errors; logged once each, without the request (which may carry a token). */
-export const errorCounters = { internal: 0 }
-
+/** An unexpected error: logged once, without the request (which may carry a token). */
 function internalError(error: unknown): ApiError {
-  errorCounters.internal++
   console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : String(error))
   return new ApiError('INTERNAL_ERROR')
 }

@@ -1,4 +1,4 @@
-// Idempotency-Key as a route option (DESIGN.md "Idempotency-Key", spec 4.6 and 7): a client that may
+// Idempotency-Key as a route option (README, decisions: "Idempotency-Key", spec 4.6 and 7): a client that may
 // retry a mutation sends `Idempotency-Key: <1-255 printable ASCII>`, and a retry never runs it twice.
 //
 // Usage, on a route that also has `auth` (the key is scoped to the credential the auth macro resolved):
@@ -36,7 +36,7 @@ import type { Services } from '../services'
 import type { Principal } from './auth'
 import { ApiError } from './errors'
 
-/** DESIGN.md: keys are kept 24 h. */
+/** README, decisions: keys are kept 24 h. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /**
  * How long an unfinished request holds its key. Far above any request's real duration (Bun.serve
@@ -57,12 +57,6 @@ export interface IdempotencyOptions {
   ttlMs?: number
   /** How long an unfinished request holds its key. */
   leaseMs?: number
-}
-
-/** Process counters instead of per-request logs. */
-export const idempotencyCounters = {
-  /** Responses that could not be stored (the key stays claimed until its lease ends). */
-  storeFailures: 0,
 }
 
 type Claim = { storeKey: string; token: string; settled: boolean }
@@ -116,7 +110,6 @@ export function idempotencyPlugin(services: Pick<Services, 'idempotency'>, optio
             await store.complete(claim.storeKey, claim.token, captured.stored, ttlMs)
           } catch {
             // The work is done and the client gets its answer; a retry meets 409 until the lease ends.
-            idempotencyCounters.storeFailures++
           }
           return captured.response
         },

@@ -15,7 +15,7 @@ const LOW_QUOTA_SHARE = 0.1
 
 export type Notice = { type?: string; field?: string; message: string }
 
-/** The calendar month (UTC) a link quota counts in: DESIGN.md "1,000 links a month". */
+/** The calendar month (UTC) a link quota counts in: README, decisions: "1,000 links a month". */
 export function monthWindow(nowMs: number): { start: Date; next: Date } {
   const now = new Date(nowMs)
   return {

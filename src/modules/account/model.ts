@@ -81,6 +81,15 @@ const CheckoutData = {
   expires_at: t.String({ format: 'date-time' }),
 }
 
+/** One checkout, as both examples below show it. */
+const CHECKOUT_EXAMPLE = {
+  checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
+  checkout_url: 'https://api.example.com/billing/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+  interval: 'monthly',
+  price: '9.00 USD',
+  expires_at: '2026-01-15T12:00:00.000Z',
+}
+
 export const UpgradeResponse = t.Object(
   {
     success: t.Boolean(),
@@ -91,13 +100,7 @@ export const UpgradeResponse = t.Object(
     examples: [
       {
         success: true,
-        data: {
-          checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
-          checkout_url: 'https://api.example.com/billing/co_3q2V8mJcQ1aXy0bq9Wc2rA',
-          interval: 'monthly',
-          price: '9.00 USD',
-          expires_at: '2026-01-15T12:00:00.000Z',
-        },
+        data: CHECKOUT_EXAMPLE,
         meta: {
           account_type: 'free',
           hint: 'Open checkout_url in a browser. The plan switches to Pro once the payment is confirmed.',
@@ -126,14 +129,10 @@ export const CheckoutStatusResponse = t.Object(
       {
         success: true,
         data: {
-          checkout_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA',
-          checkout_url: 'https://api.example.com/billing/co_3q2V8mJcQ1aXy0bq9Wc2rA',
+          ...CHECKOUT_EXAMPLE,
           status: 'paid',
-          interval: 'monthly',
-          price: '9.00 USD',
           provider: 'stripe',
           created_at: '2026-01-14T12:00:00.000Z',
-          expires_at: '2026-01-15T12:00:00.000Z',
           confirmed_at: '2026-01-14T12:03:10.000Z',
         },
         meta: { account_type: 'pro', notices: [], limitations: [] },

@@ -1,4 +1,4 @@
-// What each plan allows (DESIGN.md "Plans"). One table: limits, quotas and features are read from here.
+// What each plan allows (README, decisions: "Plans"). One table: limits, quotas and features are read from here.
 import type { Plan } from '../../db/schema'
 
 export interface PlanLimits {

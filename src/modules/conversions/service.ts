@@ -1,4 +1,4 @@
-// Recording a conversion (spec 2.6, 4.4; DESIGN.md "Conversions"). Shared by the JSON endpoint and the
+// Recording a conversion (spec 2.6, 4.4; README, decisions: "Conversions"). Shared by the JSON endpoint and the
 // pixel: the same rules, the same atomic claim. The click id carries the link and the click time, the
 // signature proves the service issued it, so a browser needs no API key (spec 4.4 rule 7).
 //

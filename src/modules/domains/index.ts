@@ -4,13 +4,12 @@
 import { Elysia } from 'elysia'
 import { createTxtResolver, type TxtResolver } from '../../dns/resolver'
 import type { Auth } from '../../plugins/auth'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { accountMeta } from '../account/meta'
-import { INTERNAL_SECRET_HEADER } from '../internal'
-import { secretMatches } from '../internal/service'
+import { internalSecretGuard } from '../../plugins/internal-secret'
 import { domainModels, HostnameParams } from './model'
 import { addDomain, countDomains, domainUsage, listDomains, removeDomain, verifiedHostnames, verifyDomain } from './service'
 
@@ -112,11 +111,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { domains: await verifiedHostnames(services) }
       },
       {
-        transform({ request }) {
-          if (!secretMatches(request.headers.get(INTERNAL_SECRET_HEADER), services.config.internalSecret)) {
-            throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
-          }
-        },
+        transform: internalSecretGuard(services.config),
         response: { 200: 'VerifiedDomainsResponse', ...errorResponses('UNAUTHORIZED') },
         detail: { hide: true },
       },

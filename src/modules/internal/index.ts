@@ -3,22 +3,14 @@
 // - GET /internal/resolve: a link's cache record on a cache miss.
 // - POST /internal/unlock: checks the password a visitor typed into a protected link's form.
 import { Elysia } from 'elysia'
-import { INTERNAL_SECRET_HEADER } from '../../core/internal-secret'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { errorResponses, errors } from '../../plugins/errors'
+import { internalSecretGuard } from '../../plugins/internal-secret'
 import type { Services } from '../../services'
 import { internalModels } from './model'
-import { resolveLink, secretMatches, unlockLink } from './service'
-
-// Re-exported: other modules (domains) take it from here.
-export { INTERNAL_SECRET_HEADER }
+import { resolveLink, unlockLink } from './service'
 
 export function internalModule(services: Services) {
-  // Checked before the query or body is validated: a caller without the secret learns nothing.
-  const requireSecret = ({ request }: { request: Request }) => {
-    if (!secretMatches(request.headers.get(INTERNAL_SECRET_HEADER), services.config.internalSecret)) {
-      throw new ApiError('UNAUTHORIZED', `Missing or wrong ${INTERNAL_SECRET_HEADER} header.`)
-    }
-  }
+  const requireSecret = internalSecretGuard(services.config)
   return new Elysia({ name: 'modules.internal' })
     .use(errors)
     .model(internalModels)

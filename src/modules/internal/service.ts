@@ -4,14 +4,8 @@ import { links } from '../../db/schema'
 import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { sameSecret } from '../../lib/secrets'
 import { findLinkWithPlan, recordOf, syncLinkCache } from '../links/cache'
 import { normalizeHost } from '../links/url'
-
-/** The shared secret, compared in constant time. */
-export function secretMatches(given: string | null, expected: string): boolean {
-  return given !== null && sameSecret(given, expected)
-}
 
 /**
  * The redirector's cache-miss path: the link as the cache holds it, refilled into the cache on the way.

@@ -1,4 +1,4 @@
-// Issue 3 "done when": fifty concurrent creates with one Idempotency-Key execute exactly once, on the
+// Fifty concurrent creates with one Idempotency-Key execute exactly once, on the
 // real route and store (Redis in CI's second pass, in-process otherwise).
 import { describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'

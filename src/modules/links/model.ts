@@ -186,7 +186,7 @@ export const DeleteLinkResponse = t.Object(
   { examples: [{ success: true, message: 'Link sho.rt/launch-2026 deleted.', meta: ACCOUNT_META_EXAMPLE }] },
 )
 
-/** Most links one bulk request may create (DESIGN.md "Bulk"). */
+/** Most links one bulk request may create (README, decisions: "Bulk"). */
 export const MAX_BULK_LINKS = 100
 
 export const BulkRequest = t.Object(

@@ -10,7 +10,7 @@ import { normalizeHost, validateDestination } from './url'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
 import { insertWithAlias } from './insert'
 
-/** POST /alias/check without a token: 60 a minute per client IP (DESIGN.md). */
+/** POST /alias/check without a token: 60 a minute per client IP (README, decisions). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
 
 type LinkRow = typeof links.$inferSelect

@@ -1,4 +1,4 @@
-// The conversions / revenue section of Pro statistics (issue 4 item 6), from the conversions module's
+// The conversions / revenue section of Pro statistics, from the conversions module's
 // revenueForLink: conversions by type and currency, revenue per currency net of refunds, for the same
 // window as the click statistics (ALL: every conversion). A link with none gets empty arrays.
 import type { Period } from '../../analytics/stats'

@@ -97,4 +97,3 @@ export const StatsResponse = t.Object(
 )
 
 export const statsModels = { StatsResponse }
-export type StatsQueryInput = typeof StatsQuery.static

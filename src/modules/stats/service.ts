@@ -11,7 +11,7 @@ import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
 
 /**
- * Extra sections of Pro statistics from other modules (e.g. conversions and revenue, issue 4 item 6):
+ * Extra sections of Pro statistics from other modules (e.g. conversions and revenue):
  * each gets the link and the period and returns fields merged into `data`. Passed to statsModule.
  */
 export type StatsSection = (
