@@ -4,6 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { openAdapters, type Adapters } from './adapters'
 import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
 import { ConfigError, parseConfig, type Config } from './core/config'
+import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
 
 export interface Runtime {
@@ -17,7 +18,7 @@ export interface Runtime {
 /** Parses the configuration or exits with the message naming the bad variable. */
 export function configOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
-    return parseConfig(env)
+    return parseConfig(env, { secret: storedSecret })
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message)

@@ -117,7 +117,7 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
-function secret(env: Env, name: string, embedded: boolean, fallback: () => string): string {
+function secret(env: Env, name: string, embedded: boolean, fallback: (name: string) => string): string {
   const raw = env[name]
   if (raw !== undefined && raw !== '') {
     // 32 characters: the least that keeps an HMAC key or shared secret out of brute-force reach.
@@ -125,14 +125,14 @@ function secret(env: Env, name: string, embedded: boolean, fallback: () => strin
     return raw
   }
   if (!embedded) throw new ConfigError(name, 'is required when DATABASE_URL, REDIS_URL or CLICKHOUSE_URL is set')
-  return fallback()
+  return fallback(name)
 }
 
 /**
  * CLICK_SIGNING_KEYS, "kid1:secret1,kid2:secret2": the first signs new click ids, all verify, so a secret
  * rotates by putting a new key first and dropping the old one once its clicks are past the 30-day
- * conversion window. Unset: a key random per process in the embedded default (one process signs and
- * verifies); otherwise a key derived from INTERNAL_SECRET, which the API and the redirector already share.
+ * conversion window. Unset: a key derived from INTERNAL_SECRET, which the API and the redirector already
+ * share (in the embedded default the one stored in DATA_DIR, so signatures outlive a restart).
  */
 function clickSigningKeys(env: Env, name: string, embedded: boolean, internalSecret: string): ClickSigningKey[] {
   const raw = env[name]
@@ -221,12 +221,19 @@ function stripeConfig(env: Env): StripeConfig | undefined {
   }
 }
 
-export function parseConfig(env: Env, defaults: { secret?: () => string } = {}): Config {
+export interface ConfigDefaults {
+  /**
+   * The value of an unset secret in the embedded default. Unset: random per call, for tests. The
+   * entry points pass storedSecret (embedded-secrets.ts): generated once into DATA_DIR and reused.
+   */
+  secret?: (name: string, dataDir: string) => string
+}
+
+export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:'])
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:'])
   const embedded = !databaseUrl && !redisUrl && !clickhouseUrl
-  const randomSecret = defaults.secret ?? (() => crypto.randomUUID() + crypto.randomUUID())
 
   const port = int(env, 'PORT', 3000, 1)
   const redirectPort = int(env, 'REDIRECT_PORT', embedded ? port : 3001, 1)
@@ -235,7 +242,8 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
   const shortBaseUrl = url(env, 'SHORT_BASE_URL', ['http:', 'https:']) ?? `http://${shortDomain}`
   const publicApiUrl = url(env, 'PUBLIC_API_URL', ['http:', 'https:']) ?? `http://localhost:${port}`
   const dataDir = env.DATA_DIR || './data'
-  const internalSecret = secret(env, 'INTERNAL_SECRET', embedded, randomSecret)
+  const unsetSecret = defaults.secret ? (name: string) => defaults.secret!(name, dataDir) : () => crypto.randomUUID() + crypto.randomUUID()
+  const internalSecret = secret(env, 'INTERNAL_SECRET', embedded, unsetSecret)
 
   return {
     port,
@@ -249,7 +257,7 @@ export function parseConfig(env: Env, defaults: { secret?: () => string } = {}):
     clickhouseUrl,
     internalSecret,
     apiInternalUrl: (url(env, 'API_INTERNAL_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
-    ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, randomSecret),
+    ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, unsetSecret),
     clickSigningKeys: clickSigningKeys(env, 'CLICK_SIGNING_KEYS', embedded, internalSecret),
     countryHeader: env.TRUSTED_COUNTRY_HEADER?.toLowerCase() || undefined,
     clientIp: clientIpRule(env),

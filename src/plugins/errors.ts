@@ -16,8 +16,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_CONTENT_TYPE: 400,
   /** The destination is not an absolute http(s) URL with a host, or is longer than 2048 characters. */
   INVALID_URL: 400,
-  /** The destination points at this service's own short domain (a redirect loop or chain). */
-  URL_POINTS_TO_SHORT_DOMAIN: 400,
+  /** The destination leads back to this service: its short domain, API host, a verified custom domain, or an address of this machine in any spelling. */
+  DESTINATION_LOOPS: 400,
   /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
   UNAUTHORIZED: 401,
   /** No such route (also: a known path with a method it does not serve). */
@@ -111,7 +111,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   MALFORMED_JSON: 'The request body is not valid JSON.',
   UNSUPPORTED_CONTENT_TYPE: 'Send the body as JSON with Content-Type: application/json.',
   INVALID_URL: 'url must be an absolute http:// or https:// URL with a host, at most 2048 characters.',
-  URL_POINTS_TO_SHORT_DOMAIN: 'url must not point at this service\'s short domain.',
+  DESTINATION_LOOPS: 'url must not lead back to this service (its short domain, API host, custom domains or this machine\'s addresses).',
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',

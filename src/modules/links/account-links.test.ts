@@ -167,7 +167,7 @@ describe('POST /api/v1/shorten with an API key', () => {
 
   test('the URL rules of guest links apply', async () => {
     const account = await newAccount(api.deps.db)
-    for (const [url, code] of [['javascript:alert(1)', 'INVALID_URL'], ['https://sho.rt/loop', 'URL_POINTS_TO_SHORT_DOMAIN']]) {
+    for (const [url, code] of [['javascript:alert(1)', 'INVALID_URL'], ['https://sho.rt/loop', 'DESTINATION_LOOPS']]) {
       const res = await shorten(account.key, { url })
       expect(res.status, show(res)).toBe(400)
       expect(res.body.error, show(res)).toBe(code)

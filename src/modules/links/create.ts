@@ -15,7 +15,7 @@ import { lockQuota, quotaExceeded } from './quota'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
 import { insertWithAlias } from './insert'
 import { toLinkRecord } from './service'
-import { normalizeHost, validateDestination } from './url'
+import { checkDestination, normalizeHost } from './url'
 
 type LinkRow = typeof links.$inferSelect
 
@@ -105,7 +105,7 @@ export interface NewLink {
 
 /** Validates one shorten request; `prefix` names its place in the request for hints ("body", "links[3]"). */
 export async function prepareLink(services: Services, account: AccountPrincipal, input: ShortenInput, prefix: string): Promise<NewLink> {
-  const url = validateDestination(input.url, services.config)
+  const url = await checkDestination(services, input.url)
   const now = services.now()
   const expiresAt = input.expiration === undefined ? new Date(now + DEFAULT_LINK_TTL_MS) : parseInstant(input.expiration, `${prefix}.expiration`)
   checkFutureExpiry(expiresAt, now, `${prefix}.expiration`)

@@ -43,7 +43,7 @@ export function linksModule(services: Services, auth: Auth) {
         guestOrAccount: true,
         idempotent: true,
         body: 'ShortenRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'URL_POINTS_TO_SHORT_DOMAIN', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
+        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
         detail: {
           operationId: 'createLink',
           tags: ['links'],
@@ -145,7 +145,7 @@ export function linksModule(services: Services, auth: Auth) {
         params: AliasParams,
         query: LinkQuery,
         body: 'UpdateLinkRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'URL_POINTS_TO_SHORT_DOMAIN', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
+        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
         detail: {
           operationId: 'updateLink',
           tags: ['links'],

@@ -146,12 +146,12 @@ describe('POST /api/v1/shorten with a guest token', () => {
   })
 
   test.each([['https://sho.rt/abc'], ['http://SHO.RT./abc'], ['https://sho.rt:8443/x'], ['https://Sho.Rt']])(
-    'refuses a link to its own short domain (%p) with 400 URL_POINTS_TO_SHORT_DOMAIN',
+    'refuses a link to its own short domain (%p) with 400 DESTINATION_LOOPS',
     async (url) => {
       const token = await newGuestToken(app)
       const res = await shorten(token, { url })
       expect(res.status, show(res)).toBe(400)
-      expect(res.body.error, show(res)).toBe('URL_POINTS_TO_SHORT_DOMAIN')
+      expect(res.body.error, show(res)).toBe('DESTINATION_LOOPS')
     },
   )
 

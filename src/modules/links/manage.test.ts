@@ -224,7 +224,7 @@ describe('PATCH /api/v1/links/{alias}', () => {
     await create(account, { url: 'https://example.com/check', alias, expiration: '2099-01-01T00:00:00Z' })
     const cases: [unknown, string, string][] = [
       [{ url: 'javascript:alert(1)' }, 'INVALID_URL', ''],
-      [{ url: 'https://sho.rt/x' }, 'URL_POINTS_TO_SHORT_DOMAIN', ''],
+      [{ url: 'https://sho.rt/x' }, 'DESTINATION_LOOPS', ''],
       [{ url: null }, 'VALIDATION_FAILED', 'body.url'],
       [{ expiration: '2001-01-01T00:00:00Z' }, 'VALIDATION_FAILED', 'body.expiration: must be in the future'],
       [{ activated_at: '2099-06-01T00:00:00Z' }, 'VALIDATION_FAILED', 'body.activated_at: must be before'],

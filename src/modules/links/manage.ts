@@ -11,7 +11,7 @@ import { decodeCursor, encodeCursor } from './cursor'
 import type { LinkListInput, UpdateInput } from './model'
 import { toLinkRecord } from './service'
 import { clickTotals, withClicks } from './clicks'
-import { normalizeHost, validateDestination } from './url'
+import { checkDestination, normalizeHost } from './url'
 import { findOwnedLink, linkHost, linkNotFound } from './owned'
 
 type LinkRow = typeof links.$inferSelect
@@ -76,7 +76,7 @@ export async function listLinks(services: Services, account: AccountPrincipal, q
 async function changes(services: Services, current: LinkRow, patch: UpdateInput): Promise<Partial<LinkRow>> {
   const now = services.now()
   const set: Partial<LinkRow> = {}
-  if (patch.url !== undefined) set.url = validateDestination(patch.url, services.config)
+  if (patch.url !== undefined) set.url = await checkDestination(services, patch.url)
   if (patch.expiration !== undefined) {
     set.expiresAt = patch.expiration === null ? null : parseInstant(patch.expiration, 'body.expiration')
     checkFutureExpiry(set.expiresAt, now, 'body.expiration')

@@ -6,7 +6,7 @@ import { countGuestLink, type GuestSession } from '../guest/service'
 import { isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
-import { normalizeHost, validateDestination } from './url'
+import { checkDestination, normalizeHost } from './url'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
 import { insertWithAlias } from './insert'
 
@@ -51,7 +51,7 @@ export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): 
  * transaction, so the 11th link fails without leaving a row; the cache is written after the commit.
  */
 export async function shortenAsGuest(services: Services, guest: GuestSession, input: ShortenInput) {
-  const url = validateDestination(input.url, services.config)
+  const url = await checkDestination(services, input.url)
   const now = services.now()
   const domain = services.config.shortDomain
   const { row, session } = await services.db.transaction(async (tx) => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { ApiError } from '../../plugins/errors'
 import { MAX_URL_LENGTH, ownHosts, validateDestination } from './url'
 
-const config = { shortDomain: 'sho.rt', shortBaseUrl: 'https://go.sho.rt' }
+const config = { shortDomain: 'sho.rt', shortBaseUrl: 'https://go.sho.rt', publicApiUrl: 'https://api.sho.rt' }
 
 function codeOf(url: string): string {
   try {
@@ -31,13 +31,22 @@ describe('validateDestination', () => {
 
   test('refuses its own short domain and the host of the short base URL, in any spelling', () => {
     for (const url of ['https://sho.rt/x', 'http://SHO.RT../x', 'https://sho.rt:1234', 'https://go.sho.rt/a', 'https://GO.sho.rt./a']) {
-      expect(codeOf(url), url).toBe('URL_POINTS_TO_SHORT_DOMAIN')
+      expect(codeOf(url), url).toBe('DESTINATION_LOOPS')
     }
     expect(codeOf('https://notsho.rt/x')).toBe('OK')
     expect(codeOf('https://sho.rt.example.com/x')).toBe('OK')
   })
 
-  test('ownHosts drops the port of the short domain', () => {
-    expect(ownHosts({ shortDomain: 'localhost:3001', shortBaseUrl: 'http://localhost:3001' })).toEqual(new Set(['localhost']))
+  test('ownHosts drops the port of the short domain and holds the API host', () => {
+    expect(ownHosts({ shortDomain: 'localhost:3001', shortBaseUrl: 'http://localhost:3001', publicApiUrl: 'http://localhost:3000' })).toEqual(new Set(['localhost']))
+    expect(ownHosts(config)).toEqual(new Set(['sho.rt', 'go.sho.rt', 'api.sho.rt']))
+  })
+
+  test.each([
+    'http://127.0.0.1:3000/x', 'http://[::1]:3000/x', 'http://0.0.0.0/x', 'http://127.1/x', 'http://2130706433/x',
+    'http://0x7f000001/x', 'http://[::ffff:127.0.0.1]/x', 'http://169.254.169.254/latest', 'http://localhost:3001/x',
+    'https://api.sho.rt/api/v1/links', 'https://go.sho.rt/abc', 'http://SHO.RT./x',
+  ])('refuses %s: it leads back to this service (DESTINATION_LOOPS)', (url) => {
+    expect(codeOf(url)).toBe('DESTINATION_LOOPS')
   })
 })

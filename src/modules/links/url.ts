@@ -1,8 +1,15 @@
 // Destination URL rules. A short link is only ever a redirect to a web page: anything a browser would
 // execute or read locally (javascript:, data:, file:, blob:, …) is refused, and so is a link back to
-// our own short domain (a loop or a chain that hides the real destination).
+// this service — its short domain, its API host, a verified custom domain of any account, or any
+// spelling of an address of the machine that follows it (loopback, unspecified, link-local): such a
+// link redirects to itself until the client gives up, counting a click at every hop. A DNS name that
+// resolves to us slips through; the redirector's loop marker ends that after one hop (508).
+import { and, eq, isNotNull } from 'drizzle-orm'
 import type { Config } from '../../core/config'
+import { domains } from '../../db/schema'
+import { isThisMachine } from '../../lib/hosts'
 import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
 
 /** Longest destination accepted; the de-facto browser-safe URL length. */
 export const MAX_URL_LENGTH = 2048
@@ -10,13 +17,17 @@ const ALLOWED_PROTOCOLS = new Set(['http:', 'https:'])
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/
 
-/** Host names that are this service's short domain(s), lower-case, without port or trailing dot. */
-export function ownHosts(config: Pick<Config, 'shortDomain' | 'shortBaseUrl'>): Set<string> {
+type DestinationConfig = Pick<Config, 'shortDomain' | 'shortBaseUrl' | 'publicApiUrl'>
+
+/** Host names of this service: its short domain(s) and its API host, lower-case, without port or trailing dot. */
+export function ownHosts(config: DestinationConfig): Set<string> {
   const hosts = new Set<string>([normalizeHost(config.shortDomain.replace(/:\d+$/, ''))])
-  try {
-    hosts.add(normalizeHost(new URL(config.shortBaseUrl).hostname))
-  } catch {
-    // parseConfig has already validated it; nothing to add otherwise.
+  for (const base of [config.shortBaseUrl, config.publicApiUrl]) {
+    try {
+      hosts.add(normalizeHost(new URL(base).hostname))
+    } catch {
+      // parseConfig has already validated it; nothing to add otherwise.
+    }
   }
   return hosts
 }
@@ -25,8 +36,8 @@ export function normalizeHost(host: string): string {
   return host.toLowerCase().replace(/\.+$/, '')
 }
 
-/** Returns the normalised destination (WHATWG href) or throws INVALID_URL / URL_POINTS_TO_SHORT_DOMAIN. */
-export function validateDestination(raw: string, config: Pick<Config, 'shortDomain' | 'shortBaseUrl'>): string {
+/** Returns the normalised destination (WHATWG href) or throws INVALID_URL / DESTINATION_LOOPS. */
+export function validateDestination(raw: string, config: DestinationConfig): string {
   const input = raw.trim()
   if (input.length === 0) throw new ApiError('INVALID_URL', 'url is empty.')
   if (input.length > MAX_URL_LENGTH) throw new ApiError('INVALID_URL', `url must be at most ${MAX_URL_LENGTH} characters.`)
@@ -43,10 +54,26 @@ export function validateDestination(raw: string, config: Pick<Config, 'shortDoma
   }
   const host = normalizeHost(url.hostname)
   if (host === '') throw new ApiError('INVALID_URL', 'url must have a host.')
-  if (ownHosts(config).has(host)) {
-    throw new ApiError('URL_POINTS_TO_SHORT_DOMAIN', `url must not point at ${host}, this service's short domain.`)
-  }
+  if (ownHosts(config).has(host)) throw loops(`${host} is this service's own host`)
+  if (isThisMachine(host)) throw loops(`${host.slice(0, 64)} is an address of the machine that would follow the link`)
   const href = url.href
   if (href.length > MAX_URL_LENGTH) throw new ApiError('INVALID_URL', `url must be at most ${MAX_URL_LENGTH} characters once encoded.`)
+  return href
+}
+
+function loops(why: string): ApiError {
+  return new ApiError('DESTINATION_LOOPS', `url must not lead back to this service: ${why}.`)
+}
+
+/** validateDestination, and not a verified custom domain of any account (those are served here too). */
+export async function checkDestination(services: Pick<Services, 'config' | 'db'>, raw: string): Promise<string> {
+  const href = validateDestination(raw, services.config)
+  const host = normalizeHost(new URL(href).hostname)
+  const [served] = await services.db
+    .select({ hostname: domains.hostname })
+    .from(domains)
+    .where(and(eq(domains.hostname, host), isNotNull(domains.verifiedAt)))
+    .limit(1)
+  if (served) throw loops(`${host} is a custom domain served here`)
   return href
 }
