@@ -13,8 +13,11 @@
 //   link's account not on Pro                   → 403 PRO_REQUIRED
 //   occurredAt before the click / > 5 min ahead → 400 OCCURRED_AT_INVALID
 //   occurredAt, or receipt, > 30 days after click → 400 CONVERSION_WINDOW_CLOSED
-//   same eventId / (type, externalOrderId), other payload → 409 CONVERSION_CONFLICT
-import { and, eq, or, type SQL } from 'drizzle-orm'
+//   purchase/sale/refund: same (type, externalOrderId), other value or currency → 409 CONVERSION_CONFLICT
+//     (same value and currency: 200 duplicate, whatever the eventId; see originalOf)
+//   same eventId (or another type's externalOrderId), other payload → 409 CONVERSION_CONFLICT
+//   eventId of one conversion, order key of another  → 409 CONVERSION_CONFLICT
+import { and, eq, or, sql, type SQL } from 'drizzle-orm'
 import { parseClickId, verifyClickSignature } from '../../core/click-id'
 import { accounts, conversions, links } from '../../db/schema'
 import type { Auth } from '../../plugins/auth'
@@ -221,16 +224,68 @@ export async function recordConversion(services: Services, input: ConversionInpu
   }
 
   // Lost the claim: the key is taken. The winner has committed (a unique index waits for it), so it is there.
+  const original = await originalOf(services, accountId, conversionType, input, hash)
+  return { created: false, conversionId: original.id, clickId: original.clickId }
+}
+
+interface KeyHolder {
+  id: string
+  clickId: string
+  eventId: string | null
+  conversionType: string
+  externalOrderId: string | null
+  payloadHash: string
+  /** Value and currency equal to the report's, compared as stored (numeric(24, 6), upper-case currency). */
+  sameAmount: boolean
+}
+
+/**
+ * The conversion a report that lost the claim repeats, or 409 CONVERSION_CONFLICT (spec 4.4 rule 5).
+ * For an order type the order key (account, type, externalOrderId) is the identity of the conversion:
+ * a retry with the same value and currency is the same order whatever its eventId (a client that mints
+ * an eventId per attempt must not count an order twice), and only a different value or currency is a
+ * conflict. Any other match needs the whole payload to be equal, as an eventId is an idempotency key.
+ * An eventId of one conversion together with the order key of another is 409: either id would be the
+ * wrong answer for one of the two keys, and no new row may take them.
+ */
+async function originalOf(services: Services, accountId: string, conversionType: string, input: ConversionInput, hash: string): Promise<KeyHolder> {
+  const holders = await keyHolders(services, accountId, conversionType, input)
+  const byEvent = holders.find((h) => input.eventId !== undefined && h.eventId === input.eventId)
+  const byOrder = holders.find((h) => h.conversionType === conversionType && input.externalOrderId !== undefined && h.externalOrderId === input.externalOrderId)
+  if (byEvent && byOrder && byEvent.id !== byOrder.id) {
+    throw new ApiError('CONVERSION_CONFLICT', 'This eventId belongs to one conversion and this conversionType + externalOrderId to another; send a new eventId.')
+  }
+  if (byOrder && ORDER_TYPES.has(conversionType)) {
+    if (byOrder.sameAmount) return byOrder
+    throw new ApiError('CONVERSION_CONFLICT', `This ${conversionType} externalOrderId was already reported with a different value or currency.`)
+  }
+  const original = byOrder ?? byEvent
+  if (!original || original.payloadHash !== hash) throw new ApiError('CONVERSION_CONFLICT')
+  return original
+}
+
+/** The account's conversions holding the report's eventId or its (type, externalOrderId): at most two. */
+async function keyHolders(services: Services, accountId: string, conversionType: string, input: ConversionInput): Promise<KeyHolder[]> {
   const keys: SQL[] = []
   if (input.eventId !== undefined) keys.push(eq(conversions.eventId, input.eventId))
   if (input.externalOrderId !== undefined) {
     keys.push(and(eq(conversions.conversionType, conversionType), eq(conversions.externalOrderId, input.externalOrderId))!)
   }
-  const [original] = await services.db
-    .select({ id: conversions.id, clickId: conversions.clickId, payloadHash: conversions.payloadHash })
+  // Compared in SQL, through the same cast the insert made, so a value the column rounded still matches.
+  const value = input.value === undefined ? null : String(input.value)
+  const currency = input.currency?.toUpperCase() ?? null
+  const sameAmount = sql<boolean>`((${conversions.value} is not distinct from cast(${value} as numeric(24, 6))) and (${conversions.currency} is not distinct from cast(${currency} as text)))`
+  return services.db
+    .select({
+      id: conversions.id,
+      clickId: conversions.clickId,
+      eventId: conversions.eventId,
+      conversionType: conversions.conversionType,
+      externalOrderId: conversions.externalOrderId,
+      payloadHash: conversions.payloadHash,
+      sameAmount,
+    })
     .from(conversions)
     .where(and(eq(conversions.accountId, accountId), or(...keys)))
-    .limit(1)
-  if (!original || original.payloadHash !== hash) throw new ApiError('CONVERSION_CONFLICT')
-  return { created: false, conversionId: original.id, clickId: original.clickId }
+    .limit(2)
 }
