@@ -5,6 +5,7 @@ import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import { ERROR_STATUS } from './errors'
 import { normalizeDocument } from './openapi-document'
+import { swaggerUi } from './swagger-ui'
 
 export { normalizeDocument }
 
@@ -33,9 +34,15 @@ export function docs() {
       .onAfterHandle(({ path, response }) => {
         if (path === DOCS_JSON_PATH && isObject(response)) return normalizeDocument(response)
       })
+      // The page and its assets come from swagger-ui-dist (swagger-ui.ts), never from a CDN.
+      .use(swaggerUi({ path: DOCS_PATH, specUrl: DOCS_JSON_PATH, title: 'Link service API' }))
+      // The plugin only generates the document. It has no option to leave its CDN page out: it always
+      // registers GET `path` (the page) and then GET `specPath` (the JSON). With both the same path the
+      // second replaces the first inside the plugin (Elysia's add() replaces a route of the same method
+      // and path), so only the JSON route reaches this app. swagger-ui.test.ts checks that.
       .use(
         swagger({
-          path: DOCS_PATH,
+          path: DOCS_JSON_PATH,
           specPath: DOCS_JSON_PATH,
           provider: 'swagger-ui',
           exclude: [/^\/internal\//],

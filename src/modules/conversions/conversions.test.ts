@@ -286,7 +286,7 @@ describe('POST /api/analytics/link-conversion: field rules', () => {
 })
 
 describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a purchase, sale or refund', () => {
-  const order = <T extends Record<string, unknown>>(extra: T = {} as T) => ({ conversionType: 'purchase', externalOrderId: randomId('order_'), value: 49.9, currency: 'EUR', ...extra })
+  const order = <T extends Record<string, unknown>>(extra: T = {} as T) => ({ conversionType: 'purchase', externalOrderId: uniqueName('order_'), value: 49.9, currency: 'EUR', ...extra })
 
   test('same order, another eventId, same value and currency: 200 duplicate with the original id, nothing new written', async () => {
     const linkId = await newLink(pro.id)
@@ -310,10 +310,10 @@ describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a pu
     const linkId = await newLink(pro.id)
     const c = click(linkId)
     for (const conversionType of ['sale', 'refund']) {
-      const report = { ...c, ...order({ conversionType, value: 12.3456789, eventId: randomId('evt_') }) }
+      const report = { ...c, ...order({ conversionType, value: 12.3456789, eventId: uniqueName('evt_') }) }
       const first = await call(app, 'POST', PATH, { body: report })
       expect(first.status, show(first)).toBe(201)
-      const retry = await call(app, 'POST', PATH, { body: { ...report, eventId: randomId('evt_') } })
+      const retry = await call(app, 'POST', PATH, { body: { ...report, eventId: uniqueName('evt_') } })
       expect(retry.status, show(retry)).toBe(200)
       expect(retry.body.conversionId).toBe(first.body.conversionId)
     }
@@ -323,11 +323,11 @@ describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a pu
   test('same order with a different value: 409, with a different currency: 409, nothing written', async () => {
     const linkId = await newLink(pro.id)
     const c = click(linkId)
-    const report = { ...c, ...order({ eventId: randomId('evt_') }) }
+    const report = { ...c, ...order({ eventId: uniqueName('evt_') }) }
     expect((await call(app, 'POST', PATH, { body: report })).status).toBe(201)
     const changes = [{ value: 49.91 }, { currency: 'USD' }, { value: undefined, currency: undefined }]
     for (const change of changes) {
-      for (const eventId of [report.eventId, randomId('evt_')]) {
+      for (const eventId of [report.eventId, uniqueName('evt_')]) {
         const res = await call(app, 'POST', PATH, { body: { ...report, ...change, eventId } })
         expect(res.status, `${JSON.stringify(change)} ${show(res)}`).toBe(409)
         expect(res.body.error).toBe('CONVERSION_CONFLICT')
@@ -340,9 +340,9 @@ describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a pu
   test('eventId of one conversion and order key of another: 409, nothing written', async () => {
     const linkId = await newLink(pro.id)
     const c = click(linkId)
-    const signupEvent = randomId('evt_')
+    const signupEvent = uniqueName('evt_')
     expect((await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: signupEvent } })).status).toBe(201)
-    const report = { ...c, ...order({ eventId: randomId('evt_') }) }
+    const report = { ...c, ...order({ eventId: uniqueName('evt_') }) }
     expect((await call(app, 'POST', PATH, { body: report })).status).toBe(201)
     const mixed = await call(app, 'POST', PATH, { body: { ...report, eventId: signupEvent } })
     expect(mixed.status, show(mixed)).toBe(409)
@@ -353,19 +353,19 @@ describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a pu
   test('signup and lead keep the eventId rule: another eventId is a new conversion, a reused externalOrderId with another eventId is 409', async () => {
     const linkId = await newLink(pro.id)
     const c = click(linkId)
-    const a = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('evt_') } })
-    const b = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: randomId('evt_') } })
+    const a = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_') } })
+    const b = await call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_') } })
     expect([a.status, b.status], show(b)).toEqual([201, 201])
     expect(b.body.conversionId).not.toBe(a.body.conversionId)
-    const lead = { ...c, conversionType: 'lead', externalOrderId: randomId('lead_'), value: 5, currency: 'EUR' }
-    expect((await call(app, 'POST', PATH, { body: { ...lead, eventId: randomId('evt_') } })).status).toBe(201)
-    const relead = await call(app, 'POST', PATH, { body: { ...lead, eventId: randomId('evt_') } })
+    const lead = { ...c, conversionType: 'lead', externalOrderId: uniqueName('lead_'), value: 5, currency: 'EUR' }
+    expect((await call(app, 'POST', PATH, { body: { ...lead, eventId: uniqueName('evt_') } })).status).toBe(201)
+    const relead = await call(app, 'POST', PATH, { body: { ...lead, eventId: uniqueName('evt_') } })
     expect(relead.status, show(relead)).toBe(409)
     expect((await rowsOf(linkId)).length).toBe(3)
   })
 
   test('the same externalOrderId in another account is that account\'s own order, not a duplicate', async () => {
-    const externalOrderId = randomId('order_')
+    const externalOrderId = uniqueName('order_')
     const mine = await call(app, 'POST', PATH, { body: { ...click(proLink), ...order({ externalOrderId }) } })
     const theirs = await call(app, 'POST', PATH, { body: { ...click(await newLink(otherPro.id)), ...order({ externalOrderId }) } })
     expect([mine.status, theirs.status], show(theirs)).toEqual([201, 201])
