@@ -209,6 +209,12 @@ describe('GET /swagger/json', () => {
     expect(res.text, show(res)).toContain('swagger-ui')
   })
 
+  test('/swagger/json/ (trailing slash) answers the same valid document', async () => {
+    const res = await call(app, 'GET', '/swagger/json/')
+    expect(res.status, show(res)).toBe(200)
+    expect(res.text).toBe(raw)
+  })
+
   test('normalizeDocument leaves its input alone', () => {
     const input = { paths: { '/x': { get: { responses: { 200: { $id: 'a', content: { 'text/plain': {} } } } } } } }
     const before = JSON.stringify(input)

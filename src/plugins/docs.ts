@@ -32,7 +32,8 @@ export function docs() {
     new Elysia({ name: 'plugins.docs' })
       // Local hook: applies to the swagger routes registered below, nothing else.
       .onAfterHandle(({ path, response }) => {
-        if (path === DOCS_JSON_PATH && isObject(response)) return normalizeDocument(response)
+        // Elysia serves /swagger/json/ by the same route: it must get the same valid document.
+        if (path.replace(/\/+$/, '') === DOCS_JSON_PATH && isObject(response)) return normalizeDocument(response)
       })
       // The page and its assets come from swagger-ui-dist (swagger-ui.ts), never from a CDN.
       .use(swaggerUi({ path: DOCS_PATH, specUrl: DOCS_JSON_PATH, title: 'Link service API' }))
