@@ -2,7 +2,7 @@
 // src/api.ts call .listen(); tests call app.handle(new Request(...)).
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'
-import { conversionsModule } from './modules/conversions'
+import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
@@ -14,7 +14,7 @@ import { apiKeyAuthenticator } from './modules/account/keys'
 import { guestAuthenticator } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { createAuth } from './plugins/auth'
-import { body } from './plugins/body'
+import { bodyPlugin } from './plugins/body'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
 import { createServices, type ApiDeps } from './services'
@@ -28,7 +28,7 @@ export function createApi(deps: ApiDeps) {
   return new Elysia({ name: 'api' })
     .decorate('services', services)
     .use(errors)
-    .use(body)
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH] }))
     .use(docs())
     .use(healthModule(services))
     .use(guestModule(services))

@@ -1,5 +1,6 @@
 // The one body parser: JSON only, bounded in size, every failure a 400/413 ApiError instead of whatever
-// the default parsers would do with a form, a huge upload or invalid UTF-8.
+// the default parsers would do with a form, a huge upload or invalid UTF-8. Control characters in any
+// string of the body, the query or the path are a 400 naming the field.
 // Bun.serve's own maxRequestBodySize (a server option, default 128 MiB) stays the outer bound; this one
 // is what a client of the API meets, with a JSON answer.
 import { Elysia } from 'elysia'
@@ -32,6 +33,36 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * before validation.
  */
 export const MAX_DEPTH = 32
+
+/**
+ * C0 control characters but tab, newline and carriage return, and DEL. No field of this API has a use
+ * for them; NUL is refused by Postgres text columns (a 500 it would otherwise be), the others garble
+ * logs and pages.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
+
+/** The path of the first string (or key) with a control character in a parsed value, or null. */
+export function controlCharacterAt(value: unknown, root: string): string | null {
+  const stack: [unknown, string][] = [[value, root]]
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!
+    if (typeof node === 'string') {
+      if (CONTROL_CHARS.test(node)) return path
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) {
+        if (CONTROL_CHARS.test(key)) return path
+        stack.push([child, Array.isArray(node) ? `${path}[${key}]` : `${path}.${key}`])
+      }
+    }
+  }
+  return null
+}
+
+function refuseControlCharacters(value: unknown, root: string): void {
+  const at = controlCharacterAt(value, root)
+  if (at) throw new ApiError('VALIDATION_FAILED', `${at.slice(0, 200)}: must not contain control characters.`, { data: { errors: [{ field: at.slice(0, 200), message: 'must not contain control characters' }] } })
+}
 
 /** Depth of a parsed JSON value, walked iteratively so the check itself cannot overflow. */
 export function nestingDepth(value: unknown): number {
@@ -75,15 +106,34 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
   if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
     throw new ApiError('VALIDATION_FAILED', `body: must be a JSON object, not ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`)
   }
+  refuseControlCharacters(value, 'body')
   return value
 }
 
-export const body = new Elysia({ name: 'plugins.body' })
-  // Refuse an announced oversize body before reading a byte of it (onRequest hooks are always global).
-  .onRequest(({ request }) => {
-    const length = request.headers.get('content-length')
-    if (length !== null && /^\d+$/.test(length) && Number(length) > MAX_BODY_BYTES) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
-    }
-  })
-  .onParse({ as: 'global' }, ({ request, contentType }) => parseJsonBody(request, contentType ?? ''))
+export interface BodyOptions {
+  /** Routes (as declared, e.g. `/pixel/:id`) that take any query: a tracking pixel answers a GIF, never an error. */
+  lenientQueryRoutes?: readonly string[]
+}
+
+export function bodyPlugin({ lenientQueryRoutes = [] }: BodyOptions = {}) {
+  const lenient = new Set(lenientQueryRoutes)
+  return (
+    new Elysia({ name: 'plugins.body', seed: [...lenient] })
+      // Refuse an announced oversize body before reading a byte of it (onRequest hooks are always global).
+      .onRequest(({ request }) => {
+        const length = request.headers.get('content-length')
+        if (length !== null && /^\d+$/.test(length) && Number(length) > MAX_BODY_BYTES) {
+          throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
+        }
+      })
+      .onParse({ as: 'global' }, ({ request, contentType }) => parseJsonBody(request, contentType ?? ''))
+      // Query strings and path segments too (decoded: %00 is a NUL), before any schema sees them.
+      .onTransform({ as: 'global' }, ({ query, params, route }) => {
+        if (lenient.has(route)) return
+        refuseControlCharacters(query, 'query')
+        refuseControlCharacters(params, 'params')
+      })
+  )
+}
+
+export const body = bodyPlugin()

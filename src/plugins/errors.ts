@@ -2,6 +2,7 @@
 // ApiError; the global onError below turns it, and every error Elysia raises itself (validation, parse,
 // not found) or anything unexpected, into that shape. Nothing a client sends may end as a bare 500.
 import { Elysia, t } from 'elysia'
+import { errorSummary, stackFrames } from '../lib/errors'
 
 /**
  * Every error code the API answers with, and its HTTP status. Clients branch on `error`, people read
@@ -258,7 +259,7 @@ export const ErrorResponse = t.Object(
 export type ErrorBody = typeof ErrorResponse.static
 
 /** How each Elysia-raised error maps onto our codes. Unknown → INTERNAL_ERROR (and logged). */
-export function toApiError(code: string | number, error: unknown): ApiError {
+export function toApiError(code: string | number, error: unknown, place?: ErrorPlace): ApiError {
   if (error instanceof ApiError) return error
   switch (code) {
     case 'PARSE': {
@@ -268,14 +269,14 @@ export function toApiError(code: string | number, error: unknown): ApiError {
       return new ApiError('MALFORMED_JSON')
     }
     case 'VALIDATION':
-      return validationError(error)
+      return validationError(error, place)
     case 'NOT_FOUND':
       return new ApiError('NOT_FOUND')
     case 'INVALID_COOKIE_SIGNATURE':
     case 'INVALID_FILE_TYPE':
       return new ApiError('VALIDATION_FAILED')
   }
-  return internalError(error)
+  return internalError(error, place)
 }
 
 interface ValidationLike {
@@ -288,10 +289,10 @@ const MAX_REPORTED_ISSUES = 10
 /** Messages are TypeBox's generic ones ("Expected string"), never the rejected value; bounded anyway. */
 const MAX_MESSAGE_CHARS = 200
 
-function validationError(error: unknown): ApiError {
+function validationError(error: unknown, place?: ErrorPlace): ApiError {
   const v = error as ValidationLike
   // A response that fails its own schema is our bug, not the client's.
-  if (v.type === 'response') return internalError(error)
+  if (v.type === 'response') return internalError(error, place)
   const where = v.type ?? 'body'
   let issues: { field: string; message: string }[] = []
   try {
@@ -330,10 +331,29 @@ function fieldName(where: string, path: string | undefined): string {
   return `${where}.${path.slice(1).split('/').join('.')}`
 }
 
-/** An unexpected error: logged once, without the request (which may carry a token). */
-function internalError(error: unknown): ApiError {
-  console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : String(error))
-  return new ApiError('INTERNAL_ERROR')
+/** Where an unexpected error happened, for its log line: never a value from the request. */
+export interface ErrorPlace {
+  method: string
+  route: string
+  requestId: string
+}
+
+/**
+ * An unexpected error: logged once with the route, the request id the client also gets, the error's
+ * class and code and its stack frames — never its message, which may quote the request or SQL
+ * parameters (lib/errors.ts), nor the request itself (it may carry a token).
+ */
+function internalError(error: unknown, place?: ErrorPlace): ApiError {
+  const where = place ? ` ${place.method} ${place.route} request ${place.requestId}` : ''
+  const frames = stackFrames(error)
+  console.error(`[api] INTERNAL_ERROR${where}: ${errorSummary(error)}${frames ? `\n${frames}` : ''}`)
+  return new ApiError('INTERNAL_ERROR', place ? `Unexpected error; quote request id ${place.requestId} when reporting it.` : undefined)
+}
+
+/** A client's X-Request-Id when it is a plain token, else a new one: what ties a 500 to its log line. */
+export function requestIdOf(request: Request): string {
+  const given = request.headers.get('x-request-id')
+  return given && /^[A-Za-z0-9._-]{8,64}$/.test(given) ? given : crypto.randomUUID()
 }
 
 function stringHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
@@ -350,10 +370,12 @@ function stringHeaders(headers: Record<string, unknown> | undefined): Record<str
  */
 export const errors = new Elysia({ name: 'plugins.errors' })
   .model({ ErrorResponse })
-  .onError({ as: 'global' }, ({ code, error, set }) => {
-    const apiError = toApiError(code, error)
+  .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
+    const requestId = requestIdOf(request)
+    const apiError = toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId })
     const inherited = stringHeaders(set.headers as Record<string, unknown>)
     delete inherited['content-type']
+    inherited['x-request-id'] = requestId
     return apiError.toResponse(inherited)
   })
 

@@ -20,6 +20,7 @@ import type { GuestPrincipal as GuestSession } from '../../plugins/auth'
 import { createApiKey } from './keys'
 import { newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
+import { errorSummary } from '../../lib/errors'
 
 const CODE_DIGITS = 6
 export const CODE_TTL_MS = 15 * 60 * 1000
@@ -112,7 +113,7 @@ export async function requestVerificationCode(services: Services, mailer: Mailer
   } catch (error) {
     // Nobody received this code: retire it. The address's one-a-minute budget is spent, hence Retry-After.
     await services.db.update(emailVerifications).set({ usedAt: now }).where(eq(emailVerifications.id, id))
-    console.error(`[mail] verification code not delivered: ${error instanceof Error ? error.message : String(error)}`)
+    console.error(`[mail] verification code not delivered: ${errorSummary(error)}`)
     throw new ApiError('MAIL_UNAVAILABLE', undefined, { retryAfter: REGISTER_RATES.perEmailMinute.windowMs / 1000, meta: guestMeta })
   }
   return { email, expiresAt }

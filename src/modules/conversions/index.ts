@@ -10,6 +10,9 @@ import { conversionModels } from './model'
 import { authenticateCaller, CONVERSION_IP_RATE, recordConversion, type ConversionInput } from './service'
 
 /** The classic 42-byte transparent 1×1 GIF. */
+/** The tracking pixel: a GET that always answers the same GIF. */
+export const PIXEL_PATH = '/api/analytics/link-conversion/pixel'
+
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const PIXEL_HEADERS = {
   'content-type': 'image/gif',
@@ -84,7 +87,7 @@ export function conversionsModule(services: Services, auth: Auth) {
       },
     )
     .get(
-      '/api/analytics/link-conversion/pixel',
+      PIXEL_PATH,
       async ({ request, server }) => {
         try {
           const input = pixelInput(new URL(request.url).searchParams)

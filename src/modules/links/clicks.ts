@@ -4,6 +4,7 @@
 // the two fields (both are optional in the schema; 0 would be a wrong number) and meta.notices says why.
 import { clickCounts } from '../../analytics/stats'
 import type { Services } from '../../services'
+import { errorSummary } from '../../lib/errors'
 
 /** Longest a link response waits for its click counts. */
 export const CLICK_COUNTS_BUDGET_MS = 1500
@@ -27,7 +28,7 @@ export async function clickTotals(services: Pick<Services, 'clickhouse'>, linkId
       }),
     ])
   } catch (error) {
-    console.warn('[api] click counts unavailable:', error instanceof Error ? error.message : String(error))
+    console.warn(`[api] click counts unavailable: ${errorSummary(error)}`)
     return null
   } finally {
     clearTimeout(timer)

@@ -9,6 +9,7 @@ import { PLAN_LIMITS } from '../account/plans'
 import { getOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
+import { errorSummary } from '../../lib/errors'
 
 /**
  * Extra sections of Pro statistics from other modules (e.g. conversions and revenue):
@@ -56,7 +57,7 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
     data = Object.assign({ ...head, ...stats }, ...parts)
   } catch (error) {
     if (error instanceof ApiError) throw error
-    console.warn('[api] statistics unavailable:', error instanceof Error ? error.message : String(error))
+    console.warn(`[api] statistics unavailable: ${errorSummary(error)}`)
     throw new ApiError('STATS_UNAVAILABLE')
   }
   const meta = await currentAccountMeta(services, account)
