@@ -45,6 +45,8 @@ export interface Config {
   dnsServers: string[] | undefined
   /** Budget of one DNS lookup when verifying a custom domain. */
   dnsTimeoutMs: number
+  /** Most conversions of one type a signed click may carry (CONVERSIONS_PER_CLICK); `*` for the other types. */
+  conversionsPerClick: Record<string, number>
   clicks: {
     /** Rows per ClickHouse insert; a full batch flushes at once. */
     batchSize: number
@@ -221,6 +223,24 @@ function stripeConfig(env: Env): StripeConfig | undefined {
   }
 }
 
+/**
+ * CONVERSIONS_PER_CLICK, "type:n,…,*:n": one visit signs up or becomes a lead once, so a signed click
+ * carries at most one of those by default; orders may repeat (a basket bought in parts), up to 100.
+ * The cap bounds what a leaked click signature can attribute.
+ */
+const DEFAULT_CONVERSION_CAPS = 'signup:1,lead:1,*:100'
+
+function conversionCaps(env: Env, name: string): Record<string, number> {
+  const raw = env[name]?.trim() || DEFAULT_CONVERSION_CAPS
+  const caps: Record<string, number> = { '*': 100 }
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([a-z_*][a-z0-9_.-]{0,39})\s*:\s*(\d{1,9})\s*$/i.exec(entry)
+    if (!match || Number(match[2]) < 1) throw new ConfigError(name, `"${entry.trim()}" is not type:count (count at least 1), e.g. ${DEFAULT_CONVERSION_CAPS}`)
+    caps[match[1]!.toLowerCase()] = Number(match[2])
+  }
+  return caps
+}
+
 export interface ConfigDefaults {
   /**
    * The value of an unset secret in the embedded default. Unset: random per call, for tests. The
@@ -263,6 +283,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     clientIp: clientIpRule(env),
     dnsServers: dnsServers(env, 'DNS_SERVERS'),
     dnsTimeoutMs: int(env, 'DNS_TIMEOUT_MS', 3000, 1),
+    conversionsPerClick: conversionCaps(env, 'CONVERSIONS_PER_CLICK'),
     clicks: {
       // ClickHouse prefers about one insert a second of many rows over many small ones: every insert
       // makes a part that must later be merged. At 50,000 a batch fills only under heavy load; otherwise

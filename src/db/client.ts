@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../core/config'
 import * as schema from './schema'
+import { ADVISORY_LOCKS } from './locks'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 
@@ -19,7 +20,7 @@ export interface Database {
 
 const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/postgres')
 /** Arbitrary constant naming the advisory lock that serialises migrations across API processes. */
-const MIGRATION_LOCK_ID = 7_311_001
+const MIGRATION_LOCK_ID = ADVISORY_LOCKS.migration
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
   if (config.databaseUrl) {

@@ -101,6 +101,8 @@ export const ERROR_STATUS = {
   OCCURRED_AT_INVALID: 400,
   /** Conversion: more than 30 days after the click (spec section 8, attribution window). */
   CONVERSION_WINDOW_CLOSED: 400,
+  /** Conversion: the signed click already carries CONVERSIONS_PER_CLICK conversions of this type. */
+  CONVERSION_LIMIT: 429,
   /** Conversion: the eventId or (conversionType, externalOrderId) was already used for a different report. */
   CONVERSION_CONFLICT: 409,
 } as const
@@ -154,6 +156,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   PRO_REQUIRED: 'Conversion attribution is a Pro feature; the link\'s account is not on Pro.',
   OCCURRED_AT_INVALID: 'occurredAt must be after the click and at most five minutes in the future.',
   CONVERSION_WINDOW_CLOSED: 'The 30-day attribution window of this click has closed.',
+  CONVERSION_LIMIT: 'This click already carries the most conversions of this type a signed report may add; report further ones with the API key of the link\'s account.',
   CONVERSION_CONFLICT: 'This eventId or externalOrderId was already reported with a different payload; send a new key for a new conversion.',
 }
 

@@ -35,5 +35,7 @@ export const conversions = pgTable(
       .where(sql`${t.externalOrderId} is not null`),
     uniqueIndex('conversions_account_event_key').on(t.accountId, t.eventId).where(sql`${t.eventId} is not null`),
     index('conversions_link_idx').on(t.linkId, t.occurredAt),
+    // The per-click cap counts a click's conversions of one type (CONVERSIONS_PER_CLICK).
+    index('conversions_click_type_idx').on(t.clickId, t.conversionType),
   ],
 )

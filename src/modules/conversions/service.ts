@@ -17,7 +17,7 @@
 //     (same value and currency: 200 duplicate, whatever the eventId; see originalOf)
 //   same eventId (or another type's externalOrderId), other payload → 409 CONVERSION_CONFLICT
 //   eventId of one conversion, order key of another  → 409 CONVERSION_CONFLICT
-import { and, eq, or, sql, type SQL } from 'drizzle-orm'
+import { and, count, eq, or, sql, type SQL } from 'drizzle-orm'
 import { parseClickId, verifyClickSignature } from '../../core/click-id'
 import { accounts, conversions, links } from '../../db/schema'
 import type { Auth } from '../../plugins/auth'
@@ -25,6 +25,7 @@ import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { mirrorConversion } from './mirror'
 import { newId } from '../../lib/ids'
+import { lockFor } from '../../db/locks'
 
 export const CONVERSION_LIMITS = {
   clickId: 64,
@@ -187,26 +188,23 @@ export async function recordConversion(services: Services, input: ConversionInpu
   const conversionType = input.conversionType.trim().toLowerCase()
   const hash = payloadHash(input, given)
   const id = newId('conversion')
-  const inserted = await services.db
-    .insert(conversions)
-    .values({
-      id,
-      accountId,
-      linkId: link.id,
-      clickId: input.clickId,
-      conversionType,
-      value: input.value === undefined ? null : String(input.value),
-      currency: input.currency?.toUpperCase() ?? null,
-      externalOrderId: input.externalOrderId ?? null,
-      eventId: input.eventId ?? null,
-      occurredAt: new Date(occurredAt),
-      source: input.source ?? null,
-      metadata: input.metadata ?? null,
-      payloadHash: hash,
-      createdAt: new Date(now),
-    })
-    .onConflictDoNothing()
-    .returning({ id: conversions.id, value: conversions.value, currency: conversions.currency })
+  const row = {
+    id,
+    accountId,
+    linkId: link.id,
+    clickId: input.clickId,
+    conversionType,
+    value: input.value === undefined ? null : String(input.value),
+    currency: input.currency?.toUpperCase() ?? null,
+    externalOrderId: input.externalOrderId ?? null,
+    eventId: input.eventId ?? null,
+    occurredAt: new Date(occurredAt),
+    source: input.source ?? null,
+    metadata: input.metadata ?? null,
+    payloadHash: hash,
+    createdAt: new Date(now),
+  }
+  const inserted = caller === null ? await insertCapped(services, row) : await insertRow(services.db, row)
   if (inserted.length > 0) {
     // Committed in Postgres (the source of truth): now the analytics mirror, which never fails the report.
     await mirrorConversion(services.clickhouse, {
@@ -288,4 +286,34 @@ async function keyHolders(services: Services, accountId: string, conversionType:
     .from(conversions)
     .where(and(eq(conversions.accountId, accountId), or(...keys)))
     .limit(2)
+}
+
+type ConversionRow = typeof conversions.$inferInsert
+
+/** The claim: the insert skips when a unique key (eventId, or type + externalOrderId) is taken. */
+function insertRow(db: Pick<Services['db'], 'insert'>, row: ConversionRow) {
+  return db.insert(conversions).values(row).onConflictDoNothing().returning({ id: conversions.id, value: conversions.value, currency: conversions.currency })
+}
+
+/**
+ * A signed report (a browser's, with mu_sig) adds at most CONVERSIONS_PER_CLICK[type] conversions to
+ * its click: a leaked signature attributes no more. Counted under the click's lock, so concurrent
+ * reports cannot overshoot; a duplicate is still recognised (the insert skips before the cap applies).
+ * The link's own account, reporting with its API key, is not capped.
+ */
+async function insertCapped(services: Services, row: ConversionRow) {
+  const caps = services.config.conversionsPerClick
+  const cap = caps[row.conversionType] ?? caps['*'] ?? 100
+  return services.db.transaction(async (tx) => {
+    await lockFor(tx, 'clickConversions', row.clickId)
+    const [counted] = await tx
+      .select({ n: count() })
+      .from(conversions)
+      .where(and(eq(conversions.clickId, row.clickId), eq(conversions.conversionType, row.conversionType)))
+    const inserted = await insertRow(tx, row)
+    if (inserted.length > 0 && Number(counted?.n ?? 0) >= cap) {
+      throw new ApiError('CONVERSION_LIMIT', `This click already carries ${cap} ${row.conversionType} conversion${cap === 1 ? '' : 's'}, the most a signed report may add.`, { limit: cap, remaining: 0, retryAfter: ATTRIBUTION_WINDOW_MS / 1000 })
+    }
+    return inserted
+  })
 }

@@ -1,7 +1,7 @@
 // Custom domains of an account: add (with the TXT record that proves control), verify through DNS,
 // list, remove. Verified domains are what the redirector serves; every change is announced on
 // DOMAIN_CHANNEL so redirectors reload their set at once.
-import { and, asc, count, eq, isNotNull, isNull, lt, ne, sql } from 'drizzle-orm'
+import { and, asc, count, eq, isNotNull, isNull, lt, ne } from 'drizzle-orm'
 import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
 import { domains, links, type Plan } from '../../db/schema'
 import type { TxtResolver } from '../../dns/resolver'
@@ -14,6 +14,7 @@ import type { DomainRecord } from './model'
 import { newId } from '../../lib/ids'
 import { randomBase64url } from '../../lib/secrets'
 import { upgradeUrl } from '../account/meta'
+import { lockFor } from '../../db/locks'
 
 type DomainRow = typeof domains.$inferSelect
 
@@ -25,8 +26,6 @@ export const VERIFICATION_PREFIX = 'link-service-verification='
  * takes it over. Without it anyone could squat a name they do not control and lock its owner out.
  */
 export const PENDING_CLAIM_TTL_MS = 72 * 3600 * 1000
-/** First key of the advisory lock that serialises domain additions per account (see tags' TAG_CREATE_LOCK). */
-const DOMAIN_ADD_LOCK = 7_311_003
 /** Cache keys deleted at once when a domain goes with its links. */
 const CACHE_DELETE_CHUNK = 100
 
@@ -70,7 +69,7 @@ export async function addDomain(
   const limit = PLAN_LIMITS[account.plan].customDomains
   const now = new Date(services.now())
   const { row, total, freedAliases } = await services.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_ADD_LOCK}, hashtext(${account.id}))`)
+    await lockFor(tx, 'domainAdd', account.id)
     const [existing] = await tx.select().from(domains).where(eq(domains.hostname, hostname)).limit(1)
     if (existing?.accountId === account.id) throw new ApiError('DOMAIN_TAKEN', `${hostname} is already one of your domains.`)
     const [counted] = await tx.select({ n: count() }).from(domains).where(eq(domains.accountId, account.id))

@@ -2,20 +2,18 @@
 // in UTC (account/meta.ts). The count is of the account's links created this month, taken under a
 // transaction-scoped advisory lock on the account: concurrent creates of one account queue on it, so
 // the quota is exact across processes; other accounts never wait.
-import { sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import type { Plan } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { accountMeta, monthWindow, upgradeUrl } from '../account/meta'
 import { PLAN_LIMITS } from '../account/plans'
+import { lockFor } from '../../db/locks'
 
-/** First key of the two-key advisory lock; next to the migration lock (7_311_001) in src/db/client.ts. */
-const QUOTA_LOCK_NAMESPACE = 7_311_002
 
 /** Holds the account's quota lock until the caller's transaction ends. */
 export async function lockQuota(tx: Pick<Db, 'execute'>, accountId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${QUOTA_LOCK_NAMESPACE}, hashtext(${accountId}))`)
+  await lockFor(tx, 'linkQuota', accountId)
 }
 
 /** 429 LINK_QUOTA_EXCEEDED: retry when the next month starts, or upgrade. */

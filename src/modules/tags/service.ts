@@ -8,6 +8,7 @@ import type { Services } from '../../services'
 import { MAX_TAG_ID, MAX_TAG_NAME_LENGTH, TAG_COLORS, type CreateTagInput, type TagColor, type TagRecord } from './model'
 import { TAGS_PER_ACCOUNT } from '../account/plans'
 import { findOwnedLink, linkHost } from '../links/owned'
+import { lockFor } from '../../db/locks'
 
 type TagRow = typeof tags.$inferSelect
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
@@ -16,7 +17,6 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
  * First key of the two-key advisory lock that serialises tag creation per account (the second is a
  * hash of the account id). Arbitrary, distinct from the migration lock and the domains lock.
  */
-const TAG_CREATE_LOCK = 7_311_002
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/
 
@@ -60,7 +60,7 @@ export async function createTag(services: Pick<Services, 'db' | 'now'>, accountI
   const color: TagColor = input.color ?? TAG_COLORS[0]
   const now = new Date(services.now())
   return services.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${TAG_CREATE_LOCK}, hashtext(${accountId}))`)
+    await lockFor(tx, 'tagCreate', accountId)
     const [same] = await tx
       .select({ id: tags.id })
       .from(tags)

@@ -1,0 +1,1 @@
+CREATE INDEX "conversions_click_type_idx" ON "conversions" USING btree ("click_id","conversion_type");
