@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
-import type { BatcherStats } from '../redirect/batcher'
+import type { RecorderStats } from '../redirect/recorder'
 import type { ResolverCounters } from '../redirect/resolver'
 import { spawnChdbHttp, type ChdbHttpProcess } from '../test/support/chdb-http-process'
 import { benchRun, freePorts, log, optionReader, startApiAndRedirector, startChild, startServices, tail, type Child } from './procs'
@@ -102,7 +102,7 @@ async function startRedis(port: number, generation: number): Promise<Child> {
 }
 
 interface Health {
-  clicks: BatcherStats
+  clicks: RecorderStats
   cache: ResolverCounters
 }
 

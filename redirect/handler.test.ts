@@ -18,7 +18,7 @@ async function setup(resolve: Resolve = async () => null) {
   const resolver = new LinkResolver(kv, resolve, options)
   await resolver.listen()
   const clicks: ClickEvent[] = []
-  const deps: RedirectDeps = { resolver, record: (click) => clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry' }
+  const deps: RedirectDeps = { resolver, record: (click) => void clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry' }
   const put = (alias: string, value: CachedLink) => kv.set(linkCacheKey(domain, alias), encodeCachedLink(value), 60)
   const get = (path: string, init?: RequestInit) => handleRedirect(new Request(`http://${domain}${path}`, init), deps)
   return { kv, resolver, clicks, put, get }

@@ -10,8 +10,11 @@ import type { LinkResolver } from './resolver'
 
 export interface RedirectDeps {
   resolver: LinkResolver
-  /** Takes the click of a counted redirect; must not wait (the batcher's push). */
-  record: (click: ClickEvent) => void
+  /**
+   * Takes the click of a counted redirect (the recorder's log append): the 302 is released when the
+   * returned promise resolves, i.e. once the click is on disk; undefined: answer at once.
+   */
+  record: (click: ClickEvent) => Promise<void> | undefined | void
   shortDomain: string
   /** linkCacheKey(shortDomain, ''), computed once: the key of an alias is this plus the alias. */
   keyPrefix: string
@@ -105,7 +108,7 @@ function respond(link: CachedLink | null, request: Request, counted: boolean, al
     } else {
       clickId = `${clickPrefix}${(clickCounter++).toString(36)}`
     }
-    deps.record({
+    const written = deps.record({
       clickId,
       linkId: link.id,
       domain: deps.shortDomain,
@@ -117,7 +120,8 @@ function respond(link: CachedLink | null, request: Request, counted: boolean, al
       country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
       url: link.url,
     })
-    return redirectTo(location)
+    const response = redirectTo(location)
+    return written ? written.then(() => response) : response
   }
   // Not counted (HEAD): no click is recorded, so no mu_click is minted either — a signed id for a click that
   // never reaches ClickHouse would let a conversion attach to a click the statistics do not have.

@@ -31,7 +31,7 @@ beforeAll(async () => {
   clicks = []
   deps = {
     resolver,
-    record: (click) => clicks.push(click),
+    record: (click) => void clicks.push(click),
     shortDomain: 'sho.rt',
     keyPrefix: linkCacheKey('sho.rt', ''),
     clientIpHeader: IP_HEADER,
