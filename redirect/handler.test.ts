@@ -50,6 +50,20 @@ describe('redirect handler', () => {
     expect(clicks[0]).toMatchObject({ linkId: target.id, alias: 'abcd', domain, referrer: 'https://news.example/', userAgent: 'UA/1', country: 'FR' })
   })
 
+  test('the 302 is released only once the recorder says the click is written', async () => {
+    const { resolver, put } = await setup()
+    await put('wait', link())
+    let written = () => {}
+    const record = () => new Promise<void>((resolve) => (written = resolve))
+    const deps: RedirectDeps = { resolver, record, shortDomain: domain, keyPrefix: linkCacheKey(domain, '') }
+    let answered = false
+    const response = Promise.resolve(handleRedirect(new Request(`http://${domain}/wait`), deps)).then((r) => ((answered = true), r))
+    await Bun.sleep(20)
+    expect(answered).toBe(false)
+    written()
+    expect((await response).status).toBe(302)
+  })
+
   test('HEAD redirects without counting a click', async () => {
     const { clicks, put, get } = await setup()
     await put('head', link())
