@@ -14,19 +14,29 @@ export interface LoadResult {
   others: number[]
 }
 
-export function clickLoad(url: string, clients: number): Promise<LoadResult> {
+export interface LoadOptions {
+  /** Pause of each client between its requests (paced load); none by default. */
+  pauseMs?: number
+  /** Clients stop once this holds (besides at their first failed request). */
+  until?: () => boolean
+  userAgent?: string
+}
+
+export function clickLoad(url: string, clients: number, options: LoadOptions = {}): Promise<LoadResult> {
   const result: LoadResult = { received: new Set(), inFlight: new Set(), others: [] }
+  const headers: Record<string, string> = options.userAgent === undefined ? {} : { 'user-agent': options.userAgent }
   const client = async (c: number) => {
-    for (let n = 0; ; n++) {
+    for (let n = 0; !options.until?.(); n++) {
       const referer = `https://crash.test/${c}/${n}`
       try {
-        const response = await fetch(url, { redirect: 'manual', headers: { referer }, signal: AbortSignal.timeout(5000) })
+        const response = await fetch(url, { redirect: 'manual', headers: { ...headers, referer }, signal: AbortSignal.timeout(5000) })
         if (response.status === 302) result.received.add(referer)
         else result.others.push(response.status)
       } catch {
         result.inFlight.add(referer)
         return
       }
+      if (options.pauseMs) await Bun.sleep(options.pauseMs)
     }
   }
   return Promise.all(Array.from({ length: clients }, (_, c) => client(c))).then(() => result)
