@@ -18,7 +18,8 @@ COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile --production --ignore-scripts \
  && rm -rf node_modules/chdb node_modules/@chdb node_modules/@electric-sql
 
-# A writable data dir for the click spool (clicks wait there while ClickHouse is unreachable).
+# A writable data dir for the click spool (every click is logged there before its 302 and waits there
+# until ClickHouse has it); docker-compose.yml mounts a volume on it, which takes this ownership.
 FROM base AS runtime
 RUN mkdir -p /app/data && chown bun:bun /app/data
 

@@ -11,7 +11,7 @@
 //    (the stand-in starts again on the same port and data directory at its start). Clicks in ClickHouse
 //    (count and distinct click ids) are then polled until they equal the redirector's own served
 //    counter (/health clicks.pushed), at most 60 s. --max-pending sets CLICK_MAX_PENDING (default: the
-//    service's 200,000 rows), so a smaller value makes the outage reach the disk spool.
+//    service's 200,000 rows), so with a smaller value waiting batches are read back from the spool on disk.
 // 2. Redis outage: half of a fresh set of links is warmed (Redis and L1), that Redis is stopped, and every
 //    link is requested round robin at --redis-rate for --redis-load; then Redis starts again (empty) and
 //    every link must still redirect, and the redirector must read Redis again.
@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
-import type { BatcherStats } from '../redirect/batcher'
+import type { RecorderStats } from '../redirect/recorder'
 import type { ResolverCounters } from '../redirect/resolver'
 import { spawnChdbHttp, type ChdbHttpProcess } from '../test/support/chdb-http-process'
 import { benchRun, freePorts, log, optionReader, startApiAndRedirector, startChild, startServices, tail, type Child } from './procs'
@@ -102,7 +102,7 @@ async function startRedis(port: number, generation: number): Promise<Child> {
 }
 
 interface Health {
-  clicks: BatcherStats
+  clicks: RecorderStats
   cache: ResolverCounters
 }
 

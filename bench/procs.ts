@@ -228,10 +228,10 @@ function envLine(text: string, name: string): string {
  * only if this run started them: someone else may be using services that were already up.
  */
 export async function startServices(cleanup: Cleanup, service?: 'postgres' | 'redis'): Promise<{ databaseUrl: string; redisUrl: string }> {
-  // BENCH_DATABASE_URL / BENCH_REDIS_URL: services that another checkout runs (services.sh of this one
-  // refuses to start beside them, and must not stop them).
-  const external = { databaseUrl: process.env.BENCH_DATABASE_URL, redisUrl: process.env.BENCH_REDIS_URL }
-  if (external.databaseUrl && external.redisUrl) return { databaseUrl: external.databaseUrl, redisUrl: external.redisUrl }
+  // Services someone else runs (e.g. shared by several checkouts, whose .local/ is not this one's): used
+  // as they are, never started or stopped by the bench.
+  const { DATABASE_URL, REDIS_URL } = process.env
+  if (DATABASE_URL?.startsWith('postgres') && REDIS_URL?.startsWith('redis')) return { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL }
   const services = join(ROOT, 'scripts/services.sh')
   const only = service ? [service] : []
   const before = await sh(['bash', services, 'status', ...only], 30_000)

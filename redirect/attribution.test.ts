@@ -22,7 +22,7 @@ async function setup(extra: Partial<RedirectDeps> = {}) {
   const resolver = new LinkResolver(kv, async () => null, { l1TtlMs: 60_000, l1MaxEntries: 100, negativeTtlMs: 60_000 })
   await resolver.listen()
   const clicks: ClickEvent[] = []
-  const deps: RedirectDeps = { resolver, record: (click) => clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), clickKeys: keys, now: () => NOW, ...extra }
+  const deps: RedirectDeps = { resolver, record: (click) => void clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), clickKeys: keys, now: () => NOW, ...extra }
   const put = (alias: string, value: CachedLink) => kv.set(linkCacheKey(domain, alias), encodeCachedLink(value), 60)
   const get = async (path: string, init?: RequestInit) => {
     const response = await handleRedirect(new Request(`http://${domain}${path}`, init), deps)

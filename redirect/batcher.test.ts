@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ClickEvent } from '../src/core/clicks'
 import { countClicks, testClickHouse } from '../test/support/clickhouse'
-import { ClickBatcher, type ClickSink, type EncodedBatch, type FlushLabel } from './batcher'
+import type { ClickSink, EncodedBatch, FlushLabel } from './batcher'
+import { inThreadRecorder, type ClickRecorder, type RecorderOptions } from './recorder'
 import { clickhouseSink } from './clickhouse-sink'
 
 const secret = 'test-ip-hash-secret-0123456789abcdef'
@@ -13,12 +14,19 @@ function click(linkId: string, n: number): ClickEvent {
   return { clickId: `${linkId}-${n}`, linkId, domain: 'sho.rt', alias: 'abcd', at: Date.now(), referrer: '', userAgent: 'ua', ip: '10.0.0.1', country: 'de', url: 'https://dest.example/' }
 }
 
-function options(overrides: Partial<ConstructorParameters<typeof ClickBatcher>[1]> = {}) {
+function options(overrides: Partial<RecorderOptions> = {}): RecorderOptions {
   return {
-    batchSize: 100, flushIntervalMs: 50, maxPendingRows: 1000, ipHashSecret: secret,
+    batchSize: 100, flushIntervalMs: 50, maxPendingRows: 1000, ipHashSecret: secret, maxSpoolBytes: 64 * 1024 * 1024, fsync: false,
     spoolDir: mkdtempSync(join(tmpdir(), 'spool-')), retryDelayMs: 10, maxRetryDelayMs: 50, ...overrides,
   }
 }
+
+/** Records the clicks and waits until they are on disk, as the handler does before answering. */
+async function record(recorder: ClickRecorder, clicks: ClickEvent[]) {
+  await Promise.all(clicks.map((c) => recorder.record(c)))
+}
+
+const segmentsIn = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.log'))
 
 /** A sink in front of real ClickHouse that can be made unreachable, or to lose its answers. */
 function flakySink(real: ClickSink) {
@@ -45,16 +53,16 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs = 5000) 
 }
 
 describe('click batcher', () => {
-  test('flushes a full batch by size and the rest by interval, labelled', async () => {
+  test('ships a full segment by size and the rest by interval, labelled', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
-    const batcher = new ClickBatcher(sink, options({ batchSize: 10, flushIntervalMs: 100 })).start()
-    for (let i = 0; i < 25; i++) batcher.push(click(linkId, i))
+    const recorder = inThreadRecorder(sink, options({ batchSize: 10, flushIntervalMs: 100 }))
+    for (let i = 0; i < 25; i += 5) await record(recorder, Array.from({ length: 5 }, (_, k) => click(linkId, i + k)))
     await until(async () => (await countClicks(client, linkId)) === 25)
     expect(state.labels.filter((l) => l === 'size').length).toBe(2)
     expect(state.labels).toContain('interval')
-    await batcher.drain(1000)
+    await recorder.stop(1000)
   })
 
   test('a batch whose answer was lost is retried with the same token and stored once', async () => {
@@ -62,60 +70,83 @@ describe('click batcher', () => {
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.loseAnswers = 2
-    const batcher = new ClickBatcher(sink, options({ batchSize: 50 })).start()
-    for (let i = 0; i < 50; i++) batcher.push(click(linkId, i))
-    await until(() => batcher.snapshot().batchesWritten === 1)
+    const recorder = inThreadRecorder(sink, options({ batchSize: 50 }))
+    await record(recorder, Array.from({ length: 50 }, (_, i) => click(linkId, i)))
+    await until(() => recorder.stats().batchesWritten === 1)
     expect(state.tokens.length).toBe(3)
     expect(new Set(state.tokens).size).toBe(1)
     expect(await countClicks(client, linkId)).toBe(50)
-    await batcher.drain(1000)
+    await recorder.stop(1000)
   })
 
-  test('while ClickHouse is down batches wait, overflow to the spool, and all arrive once it is back', async () => {
+  test('while ClickHouse is down segments wait on disk (beyond the memory budget read back) and all arrive once it is back', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.down = true
     const opts = options({ batchSize: 20, maxPendingRows: 40 })
-    const batcher = new ClickBatcher(sink, opts).start()
-    for (let i = 0; i < 200; i++) batcher.push(click(linkId, i))
-    await Bun.sleep(150)
-    const waiting = batcher.snapshot()
+    const recorder = inThreadRecorder(sink, opts)
+    for (let i = 0; i < 200; i += 20) await record(recorder, Array.from({ length: 20 }, (_, k) => click(linkId, i + k)))
+    await Bun.sleep(100)
+    const waiting = recorder.stats()
     expect(waiting.written).toBe(0)
-    expect(waiting.spooledFiles).toBeGreaterThan(0)
-    expect(readdirSync(opts.spoolDir).filter((f) => f.endsWith('.json')).length).toBe(waiting.spooledFiles)
+    expect(waiting.spooledFiles).toBe(10)
+    expect(segmentsIn(opts.spoolDir).length).toBe(10)
+    expect(waiting.spoolBytes).toBeGreaterThan(0)
     state.down = false
     await until(async () => (await countClicks(client, linkId)) === 200)
-    await until(() => batcher.snapshot().spooledFiles === 0)
+    await until(() => recorder.stats().spooledFiles === 0)
+    expect(recorder.stats().replayedRows).toBe(160) // 40 rows kept in memory, the rest read back
+    expect(recorder.stats().spoolBytes).toBe(0)
     expect(readdirSync(opts.spoolDir)).toEqual([])
-    await batcher.drain(1000)
+    await recorder.stop(1000)
     expect(await countClicks(client, linkId)).toBe(200)
   })
 
-  test('shutdown with ClickHouse down spools everything; the next start writes it once', async () => {
+  test('shutdown with ClickHouse down leaves the segments; the next start writes them once', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.down = true
     const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
-    const first = new ClickBatcher(sink, opts).start()
-    for (let i = 0; i < 30; i++) first.push(click(linkId, i))
-    const stats = await first.drain(200)
+    const first = inThreadRecorder(sink, opts)
+    await record(first, Array.from({ length: 30 }, (_, i) => click(linkId, i)))
+    const stats = await first.stop(200)
     expect(stats.flushes.shutdown).toBe(1)
     expect(stats.spooledFiles).toBe(1)
     state.down = false
-    const second = new ClickBatcher(sink, opts).start()
-    await until(() => second.snapshot().spooledFiles === 0)
-    await second.drain(1000)
+    const second = inThreadRecorder(sink, opts)
+    await until(() => second.stats().spooledFiles === 0)
+    expect(second.stats().flushes.replay).toBe(1)
+    await second.stop(1000)
     expect(await countClicks(client, linkId)).toBe(30)
+  })
+
+  test('a segment inserted but not deleted before a crash is replayed under the same token and stored once', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(clickhouseSink(client))
+    state.loseAnswers = 1_000 // every insert lands, no answer arrives: the file is never deleted
+    const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
+    const first = inThreadRecorder(sink, opts)
+    await record(first, Array.from({ length: 40 }, (_, i) => click(linkId, i)))
+    await first.stop(100) // what a SIGKILL after the insert leaves: the segment on disk
+    expect(await countClicks(client, linkId)).toBe(40)
+    expect(segmentsIn(opts.spoolDir).length).toBe(1)
+    state.loseAnswers = 0
+    const second = inThreadRecorder(sink, opts)
+    await until(() => second.stats().spooledFiles === 0)
+    await second.stop(1000)
+    expect(new Set(state.tokens).size).toBe(1)
+    expect(await countClicks(client, linkId)).toBe(40)
   })
 
   test('stored rows carry a hashed IP, never the IP itself, and a normalised country', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
-    batcher.push(click(linkId, 1))
-    await batcher.drain(2000)
+    const recorder = inThreadRecorder(clickhouseSink(client), options())
+    await record(recorder, [click(linkId, 1)])
+    await recorder.stop(2000)
     const result = await client.query({ query: 'SELECT ip_hash, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     const rows = await result.json<{ ip_hash: string; country: string }>()
     expect(rows).toHaveLength(1)
@@ -127,13 +158,15 @@ describe('click batcher', () => {
   test('enriched columns land: device, browser, OS, bot flag and reason, referrer host, UTM snapshot, country by IP', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
+    const recorder = inThreadRecorder(clickhouseSink(client), options())
     const url = 'https://shop.example/p?utm_source=news&utm_medium=email&utm_campaign=spring%20sale&utm_term=t&utm_content=hero'
     const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1'
-    batcher.push({ ...click(linkId, 1), userAgent: iphone, referrer: 'https://News.Example.com/story?id=1', ip: '8.8.8.8', country: '', url })
-    batcher.push({ ...click(linkId, 2), userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', referrer: 'not a url', url: 'https://shop.example/plain' })
-    batcher.push({ ...click(linkId, 3), userAgent: '', referrer: '' })
-    await batcher.drain(2000)
+    await record(recorder, [
+      { ...click(linkId, 1), userAgent: iphone, referrer: 'https://News.Example.com/story?id=1', ip: '8.8.8.8', country: '', url },
+      { ...click(linkId, 2), userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', referrer: 'not a url', url: 'https://shop.example/plain' },
+      { ...click(linkId, 3), userAgent: '', referrer: '' },
+    ])
+    await recorder.stop(2000)
     const result = await client.query({
       query: `SELECT click_id, country, device_type, browser, os, is_bot, bot_reason, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content
               FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id`,
@@ -155,21 +188,24 @@ describe('click batcher', () => {
     const opts = options()
     const legacy = `c1\t${linkId}\tsho.rt\tabcd\t2026-01-02 03:04:05.006\t\tcurl/8\t${'a'.repeat(32)}\tFR\n`
     writeFileSync(join(opts.spoolDir, `000000000000001-clk-legacy.json`), JSON.stringify({ token: `clk-${crypto.randomUUID()}`, label: 'shutdown', rows: 1, chunks: [legacy] }))
-    const batcher = new ClickBatcher(clickhouseSink(client), opts).start()
-    await until(() => batcher.snapshot().spooledFiles === 0)
-    await batcher.drain(1000)
+    const recorder = inThreadRecorder(clickhouseSink(client), opts)
+    await until(() => recorder.stats().spooledFiles === 0)
+    await recorder.stop(1000)
     const result = await client.query({ query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     expect(await result.json()).toEqual([{ user_agent: 'curl/8', country: 'FR', device_type: '', is_bot: 0, utm_content: '' }])
+    expect(readdirSync(opts.spoolDir)).toEqual([])
   })
 
-  test('header values with tabs, newlines and backslashes are stored exactly as sent', async () => {
+  test('header values with tabs, newlines and backslashes are stored exactly as sent, also read back from disk', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const batcher = new ClickBatcher(clickhouseSink(client), options()).start()
+    const opts = options({ maxPendingRows: 0 }) // nothing kept in memory: the row goes through the file
+    const recorder = inThreadRecorder(clickhouseSink(client), opts)
     const referrer = 'https://a.example/?q=tab\there\nline\\back\r'
     const userAgent = 'UA\t"quoted" \\N \u00e9\u4e2d'
-    batcher.push({ ...click(linkId, 1), referrer, userAgent, country: 'd\te' })
-    await batcher.drain(2000)
+    await record(recorder, [{ ...click(linkId, 1), referrer, userAgent, country: 'd\te' }])
+    const stats = await recorder.stop(2000)
+    expect(stats.replayedRows).toBe(1)
     const result = await client.query({ query: 'SELECT referrer, user_agent, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     expect(await result.json()).toEqual([{ referrer, user_agent: userAgent, country: '' }])
   })

@@ -1,20 +1,19 @@
-// Click batching between the redirect hot path and ClickHouse.
+// Ships the click log's sealed segments (segment.ts) to ClickHouse, oldest first, one insert each.
 //
-// push() is synchronous and never waits. Events collect in a buffer that is frozen into a batch when it
-// reaches batchSize ("size"), when the flush interval ticks ("interval") or at shutdown ("shutdown").
-// A frozen batch is encoded to TabSeparated rows in small slices between which the event loop serves
-// requests, so encoding a large batch never stalls redirects. Encoding is also where a click is enriched
-// (device, browser, OS, bot flag, referrer host, UTM snapshot, country by IP): src/core/clicks.ts.
-// A frozen batch gets its own dedup token before its first insert attempt, and keeps it through every
-// retry and across restarts (it is written to the spool with it), so a retry after a lost response is
-// dropped by ClickHouse instead of doubling the clicks. While ClickHouse is unreachable batches wait in
-// memory, up to maxPendingRows; beyond that they go to the spool directory, and everything is written
-// once ClickHouse is back. Nothing is dropped.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+// A segment is encoded to TabSeparated rows just before its insert, in small slices between which the
+// event loop serves requests, so a large batch never stalls redirects. Encoding is also where a click is
+// enriched (device, browser, OS, bot flag, referrer host, UTM snapshot, country by IP): src/core/clicks.ts.
+// The insert carries the segment's dedup token, which is derived from its file name: a retry after a lost
+// answer, or a replay after a crash between the insert and the file's deletion, is dropped by ClickHouse
+// instead of doubling the clicks. Only after ClickHouse acknowledged it is the file deleted.
+// While ClickHouse is unreachable segments wait, all of them on disk already; the clicks of the first
+// maxPendingRows rows also stay in memory, the rest are read back from their files when their turn
+// comes. Nothing here drops a click; the log bounds the spool (click-log.ts).
+import { readFileSync, rmSync } from 'node:fs'
 import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
+import { LEGACY_SUFFIX, readSegment, setAside, type FlushLabel, type Segment } from './segment'
 
-export type FlushLabel = 'size' | 'interval' | 'shutdown'
+export type { FlushLabel } from './segment'
 
 /**
  * A batch ready to write: `rows` TabSeparated rows in CLICK_COLUMNS order, in chunks of at most
@@ -30,10 +29,7 @@ export interface ClickSink {
 }
 
 export interface BatcherOptions {
-  batchSize: number
-  flushIntervalMs: number
   maxPendingRows: number
-  spoolDir: string
   ipHashSecret: string
   /** Country from the client IP when the CDN header gave none (default true; see src/core/enrich-geo.ts). */
   geoByIp?: boolean
@@ -43,26 +39,23 @@ export interface BatcherOptions {
   maxRetryDelayMs?: number
   /** Told when ClickHouse stops taking batches and when it takes them again; never per click. */
   log?: (line: string) => void
-}
-
-interface Batch extends EncodedBatch {
-  token: string
-  label: FlushLabel
-  /** Set when the batch lives in the spool rather than in memory. */
-  file?: string
+  /** Told the size of each segment deleted after its insert (the log's bound). */
+  trimmed?: (bytes: number) => void
 }
 
 /** Events encoded per slice before yielding to the event loop: about a millisecond of work. */
 const ENCODE_SLICE = 1000
 
 export interface BatcherStats {
-  pushed: number
   written: number
   batchesWritten: number
   failedAttempts: number
-  spooledBatches: number
+  /** Rows of the sealed segments waiting (those left by an earlier run count once read). */
   pendingRows: number
+  /** Sealed segments waiting on disk. */
   spooledFiles: number
+  /** Clicks read back from a file: replayed after a restart, or dropped from memory during an outage. */
+  replayedRows: number
   flushes: Record<FlushLabel, number>
 }
 
@@ -80,84 +73,115 @@ export function upgradeRows(chunks: string[], columns: number): string[] {
 }
 
 export class ClickBatcher {
-  private buffer: ClickEvent[] = []
   private readonly encoder: ClickEncoder
-  /** Frozen batches still being encoded, in order. */
-  private encoding: Promise<void> = Promise.resolve()
-  private encodingRows = 0
-  private readonly memory: Batch[] = []
+  private readonly queue: Segment[] = []
   private memoryRows = 0
-  private spool: string[] = []
+  /** The head segment, encoded: kept across its retries. */
+  private head: { segment: Segment; batch: EncodedBatch } | null = null
   private writer: Promise<void> | null = null
   private writing = false
-  private timer: ReturnType<typeof setInterval> | null = null
   private stopping = false
   private retryDelay: number
   private wake: (() => void) | null = null
   private failing = false
-  private readonly stats: Omit<BatcherStats, 'pendingRows' | 'spooledFiles'> = {
-    pushed: 0, written: 0, batchesWritten: 0, failedAttempts: 0, spooledBatches: 0,
-    flushes: { size: 0, interval: 0, shutdown: 0 },
+  private readonly stats = {
+    written: 0, batchesWritten: 0, failedAttempts: 0, replayedRows: 0,
+    flushes: { size: 0, interval: 0, shutdown: 0, replay: 0 } as Record<FlushLabel, number>,
   }
 
   constructor(private readonly sink: ClickSink, private readonly options: BatcherOptions) {
     this.retryDelay = options.retryDelayMs ?? 100
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
-    mkdirSync(options.spoolDir, { recursive: true })
-    // Batches spooled by an earlier run (ClickHouse down at shutdown, or a crash while spooling) go first.
-    this.spool = readdirSync(options.spoolDir).filter((f) => f.endsWith('.json')).sort().map((f) => join(options.spoolDir, f))
-    for (const stale of readdirSync(options.spoolDir).filter((f) => f.endsWith('.tmp'))) rmSync(join(options.spoolDir, stale))
   }
 
-  start(): this {
-    this.timer ??= setInterval(() => this.freeze('interval'), this.options.flushIntervalMs)
+  /** A sealed segment to ship; its events, if any, are kept only while the memory budget allows. */
+  add(segment: Segment): void {
+    if (segment.events && this.memoryRows + segment.rows > this.options.maxPendingRows) segment.events = undefined
+    if (segment.events) this.memoryRows += segment.rows
+    this.queue.push(segment)
+    this.stats.flushes[segment.label]++
     this.kick()
-    return this
-  }
-
-  push(event: ClickEvent): void {
-    this.stats.pushed++
-    this.buffer.push(event)
-    if (this.buffer.length >= this.options.batchSize) this.freeze('size')
   }
 
   snapshot(): BatcherStats {
-    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows: this.buffer.length + this.encodingRows + this.memoryRows, spooledFiles: this.spool.length }
+    const pendingRows = this.queue.reduce((n, s) => n + Math.max(0, s.rows), 0)
+    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows, spooledFiles: this.queue.length }
   }
 
   /**
-   * Freezes what is buffered and writes everything pending. Waits at most timeoutMs for ClickHouse;
-   * whatever is still unwritten then is spooled to disk for the next start. Resolves when safe to exit.
+   * Writes what is waiting, for at most timeoutMs; whatever ClickHouse does not take in time stays in the
+   * spool for the next start. Resolves when safe to exit.
    */
   async drain(timeoutMs: number): Promise<BatcherStats> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
-    this.freeze('shutdown')
-    await this.encoding
     this.stopping = true
-    const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout'))
     this.wake?.()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))
     await Promise.race([this.writer ?? Promise.resolve(), deadline])
-    // Whatever ClickHouse did not take in time goes to disk for the next start. The writer may still be
-    // mid-insert with the head batch; spooling it too is safe because its token makes a second write a no-op.
-    for (const batch of this.memory.splice(0)) this.writeSpool(batch)
-    this.memoryRows = 0
+    clearTimeout(timer)
     return this.snapshot()
   }
 
-  private freeze(label: FlushLabel): void {
-    if (this.buffer.length === 0) return
-    const events = this.buffer
-    this.buffer = []
-    this.stats.flushes[label]++
-    const token = `clk-${crypto.randomUUID()}`
-    this.encodingRows += events.length
-    this.encoding = this.encoding.then(() => this.encode(events, token, label))
+  private kick(): void {
+    if (this.writing || this.stopping) return
+    this.writing = true
+    this.writer = this.writeAll()
   }
 
-  private async encode(events: ClickEvent[], token: string, label: FlushLabel): Promise<void> {
-    // The first batch waits for the IP-to-country table (loaded once per thread, in slices); later ones
-    // find it ready.
+  /**
+   * Writes waiting segments in order until none is left. `writing` is cleared in the same tick as the
+   * last "nothing left" check (no await between them), so a segment sealed right after always finds the
+   * writer idle and starts a new one.
+   */
+  private async writeAll(): Promise<void> {
+    for (;;) {
+      const segment = this.queue[0]
+      if (!segment) break
+      const batch = await this.encoded(segment)
+      if (batch && batch.rows > 0) {
+        try {
+          await this.sink.insert(batch, segment.token, segment.label)
+        } catch (error) {
+          this.failed(error)
+          if (this.stopping) break // what is left stays in the spool
+          await this.sleep(this.retryDelay)
+          this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 1000)
+          continue
+        }
+        this.recovered()
+        this.stats.written += batch.rows
+        this.stats.batchesWritten++
+      }
+      this.forget(segment)
+    }
+    this.writing = false
+  }
+
+  /** The head segment as TabSeparated chunks, encoded once; null when its file cannot be read. */
+  private async encoded(segment: Segment): Promise<EncodedBatch | null> {
+    if (this.head?.segment === segment) return this.head.batch
+    const batch = segment.file.endsWith(LEGACY_SUFFIX) ? this.legacy(segment) : await this.encode(segment)
+    this.head = batch ? { segment, batch } : null
+    return batch
+  }
+
+  private async encode(segment: Segment): Promise<EncodedBatch | null> {
+    let events = segment.events
+    if (!events) {
+      try {
+        events = readSegment(segment.file).events
+      } catch {
+        setAside(segment.file)
+        return null
+      }
+      segment.rows = events.length
+      this.stats.replayedRows += events.length
+    }
+    return { chunks: await this.encodeEvents(events), rows: events.length }
+  }
+
+  private async encodeEvents(events: ClickEvent[]): Promise<string[]> {
+    // The first batch waits for the IP-to-country table (loaded once per thread, in slices).
     await this.encoder.prepare(this.options.log)
     const chunks: string[] = []
     for (let start = 0; start < events.length; start += ENCODE_SLICE) {
@@ -167,100 +191,43 @@ export class ClickBatcher {
       for (let i = start; i < end; i++) chunk += this.encoder.encode(events[i]!)
       chunks.push(chunk)
     }
-    this.encodingRows -= events.length
-    const batch: Batch = { token, label, chunks, rows: events.length }
-    if (this.memoryRows + batch.rows > this.options.maxPendingRows) {
-      this.writeSpool(batch)
-    } else {
-      this.memory.push(batch)
-      this.memoryRows += batch.rows
-    }
-    this.kick()
+    return chunks
   }
 
-  private writeSpool(batch: Batch): void {
-    // Name sorts by time so the spool drains oldest first; write then rename so a crash never leaves
-    // a half-written batch under a name the loader would read.
-    const name = `${Date.now().toString().padStart(15, '0')}-${batch.token}.json`
-    const file = join(this.options.spoolDir, name)
-    writeFileSync(`${file}.tmp`, JSON.stringify({ token: batch.token, label: batch.label, rows: batch.rows, columns: CLICK_COLUMNS.length, chunks: batch.chunks }))
-    renameSync(`${file}.tmp`, file)
-    this.spool.push(file)
-    this.stats.spooledBatches++
-  }
-
-  private kick(): void {
-    if (this.writing) return
-    this.writing = true
-    this.writer = this.writeAll()
-  }
-
-  private next(): Batch | null {
-    const head = this.memory[0]
-    if (head) return head
-    const file = this.spool[0]
-    if (!file) return null
+  /** A batch spooled as JSON by the version before the log, under its own token. */
+  private legacy(segment: Segment): EncodedBatch | null {
     try {
-      const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Batch, 'file'> & { columns?: number }
-      return { ...saved, chunks: upgradeRows(saved.chunks, saved.columns ?? LEGACY_COLUMNS), file }
+      const saved = JSON.parse(readFileSync(segment.file, 'utf8')) as { token: string; rows: number; columns?: number; chunks: string[] }
+      segment.token = saved.token
+      segment.rows = saved.rows
+      return { rows: saved.rows, chunks: upgradeRows(saved.chunks, saved.columns ?? LEGACY_COLUMNS) }
     } catch {
-      // Unreadable spool file: move it aside rather than loop on it, and keep it for a person to inspect.
-      try {
-        renameSync(file, `${file}.corrupt`)
-      } catch {
-        // already gone: nothing to keep
-      }
-      this.spool.shift()
-      return this.next()
+      setAside(segment.file)
+      return null
     }
   }
 
-  /**
-   * Writes pending batches in order until none is left. `writing` is cleared in the same tick as the
-   * last "nothing left" check (no await between them), so a batch frozen right after always finds the
-   * writer idle and starts a new one.
-   */
-  private async writeAll(): Promise<void> {
-    for (;;) {
-      const batch = this.next()
-      if (!batch) break
-      try {
-        await this.sink.insert(batch, batch.token, batch.label)
-      } catch (error) {
-        this.stats.failedAttempts++
-        if (!this.failing) {
-          this.failing = true
-          this.options.log?.(`clicks: ClickHouse insert failed (${error instanceof Error ? error.message : error}); batches wait in memory, then in ${this.options.spoolDir}`)
-        }
-        if (this.stopping) break // drain() spools what is left
-        await this.sleep(this.retryDelay)
-        this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 1000)
-        continue
-      }
-      this.retryDelay = this.options.retryDelayMs ?? 100
-      if (this.failing) {
-        this.failing = false
-        this.options.log?.('clicks: ClickHouse takes batches again')
-      }
-      this.stats.written += batch.rows
-      this.stats.batchesWritten++
-      this.forget(batch)
-    }
-    this.writing = false
+  /** Deletes a written (or unreadable, already set aside) segment and frees its budget. */
+  private forget(segment: Segment): void {
+    rmSync(segment.file, { force: true })
+    this.queue.shift()
+    this.head = null
+    if (segment.events) this.memoryRows -= segment.rows
+    this.options.trimmed?.(segment.bytes)
   }
 
-  /** Removes a written batch by identity: drain() may have moved it to the spool meanwhile. */
-  private forget(batch: Batch): void {
-    if (batch.file) {
-      rmSync(batch.file, { force: true })
-      this.spool = this.spool.filter((f) => f !== batch.file)
-      return
-    }
-    const at = this.memory.indexOf(batch)
-    if (at >= 0) {
-      this.memory.splice(at, 1)
-      this.memoryRows -= batch.rows
-    }
+  private failed(error: unknown): void {
+    this.stats.failedAttempts++
+    if (this.failing) return
+    this.failing = true
+    this.options.log?.(`clicks: ClickHouse insert failed (${error instanceof Error ? error.message : error}); clicks wait in the spool`)
+  }
+
+  private recovered(): void {
+    this.retryDelay = this.options.retryDelayMs ?? 100
+    if (!this.failing) return
+    this.failing = false
+    this.options.log?.('clicks: ClickHouse takes batches again')
   }
 
   private sleep(ms: number): Promise<void> {

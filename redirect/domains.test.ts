@@ -165,7 +165,7 @@ describe('the redirect handler with custom domains', () => {
     const clicks: ClickEvent[] = []
     const deps: RedirectDeps = {
       resolver,
-      record: (click) => clicks.push(click),
+      record: (click) => void clicks.push(click),
       shortDomain: SHORT,
       keyPrefix: linkCacheKey(SHORT, ''),
       health: () => new Response('ok'),

@@ -22,7 +22,7 @@ async function setup(resolve: Resolve = async () => null, extra: Partial<Redirec
   const resolver = new LinkResolver(kv, resolve, options)
   await resolver.listen()
   const clicks: ClickEvent[] = []
-  const deps: RedirectDeps = { resolver, record: (click) => clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry', ...extra }
+  const deps: RedirectDeps = { resolver, record: (click) => void clicks.push(click), shortDomain: domain, keyPrefix: linkCacheKey(domain, ''), countryHeader: 'cf-ipcountry', ...extra }
   const put = (alias: string, value: CachedLink) => kv.set(linkCacheKey(domain, alias), encodeCachedLink(value), 60)
   const get = (path: string, init?: RequestInit) => handleRedirect(new Request(`http://${domain}${path}`, init), deps, PEER)
   return { kv, resolver, clicks, put, get }
@@ -52,6 +52,20 @@ describe('redirect handler', () => {
     expect(response.headers.get('cache-control')).toBe('private, max-age=0')
     expect(clicks).toHaveLength(1)
     expect(clicks[0]).toMatchObject({ linkId: target.id, alias: 'abcd', domain, referrer: 'https://news.example/', userAgent: 'UA/1', country: 'FR' })
+  })
+
+  test('the 302 is released only once the recorder says the click is written', async () => {
+    const { resolver, put } = await setup()
+    await put('wait', link())
+    let written = () => {}
+    const record = () => new Promise<void>((resolve) => (written = resolve))
+    const deps: RedirectDeps = { resolver, record, shortDomain: domain, keyPrefix: linkCacheKey(domain, '') }
+    let answered = false
+    const response = Promise.resolve(handleRedirect(new Request(`http://${domain}/wait`), deps)).then((r) => ((answered = true), r))
+    await Bun.sleep(20)
+    expect(answered).toBe(false)
+    written()
+    expect((await response).status).toBe(302)
   })
 
   test('HEAD redirects without counting a click', async () => {

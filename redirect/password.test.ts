@@ -28,7 +28,7 @@ beforeAll(async () => {
   clicks = []
   deps = {
     resolver,
-    record: (click) => clicks.push(click),
+    record: (click) => void clicks.push(click),
     shortDomain: 'sho.rt',
     keyPrefix: linkCacheKey('sho.rt', ''),
     clientIp: { from: 'header', header: IP_HEADER },

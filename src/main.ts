@@ -1,7 +1,6 @@
 // The whole product in one process: `bun run start`. With nothing configured it runs on the embedded
 // engines (PGlite, chDB, in-process cache and limiter) under DATA_DIR. One port serves both the API
 // paths and the short links; the API's paths are reserved aliases, so they never collide.
-import { ClickBatcher } from '../redirect/batcher'
 import { clickhouseSink } from '../redirect/clickhouse-sink'
 import { CustomDomain } from '../redirect/domains'
 import { internalApi } from '../redirect/internal-api'
@@ -36,9 +35,7 @@ const redirector = await createRedirector(config, {
   source: runtime.adapters.kv,
   api,
   // chDB lives in this process, so clicks are batched on this thread too.
-  recorder: inThreadRecorder(
-    new ClickBatcher(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }).start(),
-  ),
+  recorder: inThreadRecorder(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }),
 })
 
 /** First path segments that belong to the API; everything else is a short link. */

@@ -55,6 +55,10 @@ export interface Config {
     /** Rows kept in memory waiting for ClickHouse; beyond this, frozen batches go to the spool on disk. */
     maxPendingRows: number
     spoolDir: string
+    /** Bound of the click spool on disk; at it, redirects go on and their clicks are dropped and counted. */
+    maxSpoolBytes: number
+    /** fdatasync each group commit of the click log (survives a power cut, not only a process crash). */
+    fsync: boolean
   }
   cache: {
     /** Life of an L1 entry in the redirector: bounds how long a missed invalidation can survive. */
@@ -102,6 +106,27 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   const value = Number(raw)
   if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`)
   return value
+}
+
+const BYTE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
+
+/** A size in bytes, optionally with a binary unit: 512M, 2G, 65536. */
+function bytes(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const match = /^(\d+)([kmg]?)b?$/i.exec(raw.trim())
+  if (!match) throw new ConfigError(name, `must be a size in bytes, optionally with K, M or G (e.g. 512M), got "${raw}"`)
+  const value = Number(match[1]) * BYTE_UNITS[match[2]!.toLowerCase()]!
+  if (value < min) throw new ConfigError(name, `must be at least ${min} bytes, got ${value}`)
+  return value
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`)
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -292,6 +317,11 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
       flushIntervalMs: int(env, 'CLICK_FLUSH_MS', 1000, 10),
       maxPendingRows: int(env, 'CLICK_MAX_PENDING', 200_000, 1),
       spoolDir: env.CLICK_SPOOL_DIR || `${dataDir}/click-spool`,
+      // About 4 million clicks (~250 bytes each on disk): half an hour of ClickHouse outage at 2,000/s.
+      maxSpoolBytes: bytes(env, 'CLICK_SPOOL_MAX_BYTES', 1024 ** 3, 1024 * 1024),
+      // Off: a write() in the page cache already survives the process being killed; fsync is for a machine
+      // that may lose power, and costs a disk flush per group commit on the serving thread.
+      fsync: bool(env, 'CLICK_FSYNC', false),
     },
     cache: {
       l1TtlMs: int(env, 'L1_TTL_MS', 5000, 0),
