@@ -91,6 +91,15 @@ export class DomainSet {
     return url.startsWith(this.httpPrefix) || url.startsWith(this.httpsPrefix)
   }
 
+  /**
+   * True when a URL's host is one this redirector answers for: the default domain or a verified custom
+   * domain. A link whose destination is such a host would redirect to itself.
+   */
+  serves(url: string): boolean {
+    const host = hostOf(url)
+    return host === this.defaultHost || (this.domains?.has(host) ?? false)
+  }
+
   /** Subscribes to changes and makes the first load; a failed load is retried in the background. */
   async start(): Promise<void> {
     this.unsubscribe = await this.source.subscribe(

@@ -2,7 +2,7 @@
 // Each guard is short and testable with `new Request(...)`.
 import { ALIAS_PATTERN, linkState, type CachedLink } from '../src/core/link-cache'
 import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../src/core/click-id'
-import { expiredPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
+import { expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
 import type { ClickEvent } from '../src/core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../src/core/client-ip'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
@@ -29,7 +29,7 @@ export interface RedirectDeps {
   /** Checks the password posted to a protected link (the API's /internal/unlock); without it: 503. */
   unlock?: Unlock
   /** Verified custom domains (redirect/domains.ts); without it every host serves the default domain. */
-  domains?: Pick<DomainSet, 'onDefaultDomain' | 'match'>
+  domains?: Pick<DomainSet, 'onDefaultDomain' | 'match' | 'serves'>
   /** Keys of mu_sig (config.clickSigningKeys); without them Pro links redirect without attribution. */
   clickKeys?: readonly ClickSigningKey[]
 }
@@ -89,11 +89,23 @@ function respond(link: CachedLink | null, visit: Visit): Response | Promise<Resp
   if (!link) return notFoundPage()
   const closed = closedPage(link, visit.now)
   if (closed) return closed
+  if (loopsBack(link.url, visit.deps)) return loopDetectedPage()
   if (link.pw) return passwordGuard(link, visit)
   if (visit.request.method === 'POST') return methodNotAllowedPage()
   // HEAD redirects without a click, so without a mu_click too: a signed id for a click that never reaches
   // ClickHouse would let a conversion attach to a click the statistics do not have.
   return visit.counted ? countedRedirect(link, visit) : redirectTo(link.url)
+}
+
+/**
+ * The destination is a host this redirector serves: the API refuses such links, but a domain verified
+ * after the link was made, or a name whose DNS points here, slips through. Following it would redirect
+ * back here, counting a click at every hop; 508 ends it at the first, uncounted. A few string
+ * operations and one map lookup a redirect.
+ */
+function loopsBack(url: string, deps: RedirectDeps): boolean {
+  if (deps.domains) return deps.domains.serves(url)
+  return url.startsWith(`http://${deps.shortDomain}/`) || url.startsWith(`https://${deps.shortDomain}/`)
 }
 
 /** Expired → 410, not yet active → 404, before any password is asked; null while the link is live. */
