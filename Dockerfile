@@ -31,7 +31,7 @@ COPY migrations ./migrations
 USER bun
 EXPOSE 3000
 ENV PORT=3000
-CMD ["bun", "src/api.ts"]
+CMD ["bun", "--max-http-header-size=65536", "src/api.ts"]
 
 # The hot path needs only the shared core module and redirect/: no Elysia app, no drizzle schema.
 FROM runtime AS redirect
@@ -42,4 +42,4 @@ COPY redirect ./redirect
 USER bun
 EXPOSE 3001
 ENV REDIRECT_PORT=3001
-CMD ["bun", "redirect/main.ts"]
+CMD ["bun", "--max-http-header-size=65536", "redirect/main.ts"]

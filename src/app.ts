@@ -15,6 +15,7 @@ import { guestAuthenticator } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { createAuth } from './plugins/auth'
 import { bodyPlugin } from './plugins/body'
+import { methodNotAllowed } from './plugins/method-not-allowed'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
 import { createServices, type ApiDeps } from './services'
@@ -25,8 +26,10 @@ export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // One authenticator per token prefix; the auth plugin itself knows none.
   const auth = createAuth([guestAuthenticator(services), apiKeyAuthenticator(services)])
-  return new Elysia({ name: 'api' })
+  const app: Elysia = new Elysia({ name: 'api' })
+  return app
     .decorate('services', services)
+    .use(methodNotAllowed(() => app.routes))
     .use(errors)
     .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH] }))
     .use(docs())

@@ -3,7 +3,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { openAdapters, type Adapters } from './adapters'
 import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
-import { ConfigError, parseConfig, type Config } from './core/config'
+import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './core/config'
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
 
@@ -16,9 +16,9 @@ export interface Runtime {
 }
 
 /** Parses the configuration or exits with the message naming the bad variable. */
-export function configOrExit(env: Record<string, string | undefined> = process.env): Config {
+export function configOrExit(env: Record<string, string | undefined> = process.env, defaults: Omit<ConfigDefaults, 'secret'> = {}): Config {
   try {
-    return parseConfig(env, { secret: storedSecret })
+    return parseConfig(env, { ...defaults, secret: storedSecret })
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message)

@@ -10,7 +10,9 @@ import { createApi } from './app'
 import { configOrExit, openRuntime } from './boot'
 import { stopOnSignal } from './core/shutdown'
 
-const config = configOrExit()
+// One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
+// stand-alone redirector's).
+const config = configOrExit(process.env, { singleProcess: true })
 const runtime = await openRuntime(config)
 // The app is served through app.handle() below, so Elysia has no server of its own to ask for the peer.
 let server: ReturnType<typeof Bun.serve> | undefined
@@ -48,8 +50,10 @@ function isApiPath(url: string): boolean {
 
 const listening = Bun.serve({
   port: config.port,
-  // Outer bound; the API answers bodies over its own limit with 413 JSON before this is reached.
-  maxRequestBodySize: 1024 * 1024,
+  // Bun's own limit answers a bare 413 before any code runs; the API's body plugin refuses an announced
+  // length over its 512 KiB with a JSON 413 without reading a byte, and stops reading a chunked body at
+  // the same mark. So Bun's limit stays far above it, only a last resort.
+  maxRequestBodySize: 1024 ** 3,
   // On a custom domain every path is a short link: the API answers on the service's own hosts only.
   fetch: (request, srv) =>
     isApiPath(request.url) && !(redirector.domains.match(request.url) instanceof CustomDomain) ? app.handle(request) : redirector.fetch(request, srv),

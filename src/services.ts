@@ -31,6 +31,8 @@ export interface Counters {
   cacheWriteFailures: number
   /** Generated aliases that were already taken and drawn again. */
   aliasCollisions: number
+  /** Pixel requests answered with the GIF but not recorded: no valid report in them, or an over-long URL. */
+  invalidPixels: number
 }
 
 /** ApiDeps with the clock defaulted, plus the process counters. */
@@ -40,5 +42,5 @@ export interface Services extends Omit<ApiDeps, 'now'> {
 }
 
 export function createServices(deps: ApiDeps): Services {
-  return { ...deps, now: deps.now ?? Date.now, counters: { cacheWriteFailures: 0, aliasCollisions: 0 } }
+  return { ...deps, now: deps.now ?? Date.now, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0 } }
 }

@@ -272,6 +272,12 @@ export interface ConfigDefaults {
    * entry points pass storedSecret (embedded-secrets.ts): generated once into DATA_DIR and reused.
    */
   secret?: (name: string, dataDir: string) => string
+  /**
+   * The process serves redirects on PORT itself (src/main.ts: API and redirector in one), whatever the
+   * engines: the short links then live on PORT, and short_url must say so. Otherwise the stand-alone
+   * redirector's REDIRECT_PORT.
+   */
+  singleProcess?: boolean
 }
 
 export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
@@ -281,7 +287,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
   const embedded = !databaseUrl && !redisUrl && !clickhouseUrl
 
   const port = int(env, 'PORT', 3000, 1)
-  const redirectPort = int(env, 'REDIRECT_PORT', embedded ? port : 3001, 1)
+  const redirectPort = int(env, 'REDIRECT_PORT', embedded || defaults.singleProcess ? port : 3001, 1)
   const shortDomain = (env.SHORT_DOMAIN || `localhost:${redirectPort}`).toLowerCase()
   if (!/^[a-z0-9.-]+(:\d+)?$/.test(shortDomain)) throw new ConfigError('SHORT_DOMAIN', 'must be a host name, optionally with a port')
   const shortBaseUrl = url(env, 'SHORT_BASE_URL', ['http:', 'https:']) ?? `http://${shortDomain}`

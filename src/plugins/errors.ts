@@ -21,8 +21,10 @@ export const ERROR_STATUS = {
   DESTINATION_LOOPS: 400,
   /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
   UNAUTHORIZED: 401,
-  /** No such route (also: a known path with a method it does not serve). */
+  /** No such route. */
   NOT_FOUND: 404,
+  /** A known path asked with a method it does not serve; the Allow header lists those it does. */
+  METHOD_NOT_ALLOWED: 405,
   /** No link with that (domain, alias). */
   LINK_NOT_FOUND: 404,
   /** GET /links/{alias}/stats on a Free account; `data` carries the basic totals, `upgrade_url` the way to Pro. */
@@ -117,6 +119,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   DESTINATION_LOOPS: 'url must not lead back to this service (its short domain, API host, custom domains or this machine\'s addresses).',
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
+  METHOD_NOT_ALLOWED: 'This path does not serve that method; the Allow header lists the ones it does.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',
   STATS_REQUIRES_PRO: 'Link statistics are a Pro feature; data has the basic totals. Upgrade with POST /api/v1/account/upgrade.',
   STATS_UNAVAILABLE: 'Statistics are temporarily unavailable; retry shortly.',

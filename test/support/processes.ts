@@ -28,7 +28,8 @@ export const TEST_SECRETS = {
 
 /** Spawns `bun <entry>` with the given environment (and nothing inherited but PATH/HOME). */
 export async function startEntry(entry: string, env: Record<string, string>, port: number, healthPath = '/health'): Promise<Child> {
-  const proc = Bun.spawn([process.execPath, resolve(root, entry)], {
+  // The header limit of package.json's start scripts (a long pixel URL must still reach the app).
+  const proc = Bun.spawn([process.execPath, '--max-http-header-size=65536', resolve(root, entry)], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdout: 'pipe',

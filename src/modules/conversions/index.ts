@@ -12,6 +12,8 @@ import { authenticateCaller, CONVERSION_IP_RATE, recordConversion, type Conversi
 /** The classic 42-byte transparent 1×1 GIF. */
 /** The tracking pixel: a GET that always answers the same GIF. */
 export const PIXEL_PATH = '/api/analytics/link-conversion/pixel'
+/** 16 KiB: the URL length at which a pixel stops being parsed (up to the server's 64 KiB header limit it is still a GIF). */
+const MAX_PIXEL_URL = 16 * 1024
 
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const PIXEL_HEADERS = {
@@ -90,8 +92,10 @@ export function conversionsModule(services: Services, auth: Auth) {
       PIXEL_PATH,
       async ({ request, server }) => {
         try {
-          const input = pixelInput(new URL(request.url).searchParams)
-          if (input) {
+          // Longer than any real report (each field is at most 120 characters): not parsed, not recorded.
+          const input = request.url.length <= MAX_PIXEL_URL ? pixelInput(new URL(request.url).searchParams) : null
+          if (!input) services.counters.invalidPixels++
+          else {
             const ip = clientIp(services, request, server)
             const { limit, windowMs } = CONVERSION_IP_RATE
             await enforceRateLimit(services.limiter, `conversion:${ip}`, limit, windowMs, services.now())
@@ -100,6 +104,7 @@ export function conversionsModule(services: Services, auth: Auth) {
           }
         } catch {
           // Spec 4.4 rule 6: the pixel reports no errors (use the JSON endpoint for confirmation).
+          services.counters.invalidPixels++
         }
         return pixelResponse()
       },

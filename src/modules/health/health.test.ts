@@ -25,10 +25,11 @@ describe('GET /health', () => {
     expect(res.text, show(res)).not.toContain('hunter2')
   })
 
-  test('security: other methods are 404 JSON, tokens are irrelevant', async () => {
+  test('security: other methods are 405 JSON with Allow, tokens are irrelevant', async () => {
     const post = await call(app, 'POST', '/health', { body: {} })
-    expect(post.status, show(post)).toBe(404)
-    expect(post.body.error, show(post)).toBe('NOT_FOUND')
+    expect(post.status, show(post)).toBe(405)
+    expect(post.body.error, show(post)).toBe('METHOD_NOT_ALLOWED')
+    expect(post.headers.get('allow'), show(post)).toBe('GET, HEAD')
     const withToken = await call(app, 'GET', '/health', { token: 'mk_0123456789abcdefghijklmnop' })
     expect(withToken.status, show(withToken)).toBe(200)
   })

@@ -1,0 +1,12 @@
+// Where short links are served decides what short_url says.
+import { describe, expect, test } from 'bun:test'
+import { parseConfig } from './config'
+
+describe('short_url of the one-process start', () => {
+  test('with real engines configured, npm start still names PORT, where it serves the links', () => {
+    const env = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', REDIS_URL: 'redis://127.0.0.1:6379', INTERNAL_SECRET: 'x'.repeat(32), IP_HASH_SECRET: 'y'.repeat(32), PORT: '4100' }
+    expect(parseConfig(env, { singleProcess: true }).shortBaseUrl).toBe('http://localhost:4100')
+    // The stand-alone API (its redirector is another process) keeps REDIRECT_PORT's default.
+    expect(parseConfig(env).shortBaseUrl).toBe('http://localhost:3001')
+  })
+})
