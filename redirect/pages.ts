@@ -34,6 +34,6 @@ export function passwordPage(status = 200, notice = ''): Response {
   return new Response(html, { status, headers: PAGE_HEADERS })
 }
 export const tooManyAttemptsPage = (retryAfterSeconds: number) =>
-  page(429, 'Too many attempts', `Too many passwords were tried for this link from your address. Try again in ${Math.max(1, Math.ceil(retryAfterSeconds / 60))} minute(s).`, {
+  page(429, 'Too many attempts', `Too many passwords were tried for this link. Try again in ${Math.max(1, Math.ceil(retryAfterSeconds / 60))} minute(s).`, {
     'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
   })

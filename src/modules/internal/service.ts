@@ -29,6 +29,13 @@ export async function resolveLink(services: Services, domain: string, alias: str
 export const UNLOCK_RATE = { limit: 5, windowMs: 15 * 60_000 } as const
 
 /**
+ * Password attempts per link, from all addresses together: 30 per 15 minutes. Many addresses (a botnet,
+ * rotating proxies) each within the per-IP limit still guess at most 30 times a window; the link is then
+ * locked until the window ends (429 with Retry-After), for everyone: the price of a bound on guessing.
+ */
+export const UNLOCK_LINK_RATE = { limit: 30, windowMs: 15 * 60_000 } as const
+
+/**
  * Checks the password of a protected link for the redirector. Returns the link's current record when
  * it is right (or when the link has no password any more); 401 PASSWORD_INCORRECT when wrong; 429
  * RATE_LIMITED (Retry-After) past UNLOCK_RATE. The password is never stored, logged or echoed.
@@ -36,8 +43,8 @@ export const UNLOCK_RATE = { limit: 5, windowMs: 15 * 60_000 } as const
 export async function unlockLink(services: Services, input: { link_id: string; password: string; ip: string }): Promise<CachedLink> {
   const row = await findLinkWithPlan(services, eq(links.id, input.link_id))
   if (!row) throw new ApiError('LINK_NOT_FOUND')
-  const { limit, windowMs } = UNLOCK_RATE
-  await enforceRateLimit(services.limiter, `unlock:${row.id}:${input.ip}`, limit, windowMs, services.now())
+  await enforceRateLimit(services.limiter, `unlock:${row.id}:${input.ip}`, UNLOCK_RATE.limit, UNLOCK_RATE.windowMs, services.now())
+  await enforceRateLimit(services.limiter, `unlock:${row.id}`, UNLOCK_LINK_RATE.limit, UNLOCK_LINK_RATE.windowMs, services.now())
   if (row.passwordHash && !(await passwordMatches(input.password, row.passwordHash))) {
     throw new ApiError('PASSWORD_INCORRECT')
   }
