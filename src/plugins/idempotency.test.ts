@@ -4,10 +4,10 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia, status, t } from 'elysia'
 import { call, show, testApi, type CallResult, type TestApp } from '../../test/support/api'
-import { accounts, type Plan } from '../db/schema'
-import { apiKeyAuthenticator, createApiKey } from '../modules/account/keys'
+import { newAccount } from '../../test/support/fixtures'
+import type { Plan } from '../db/schema'
+import { apiKeyAuthenticator } from '../modules/account/keys'
 import { createGuestSession, guestAuthenticator } from '../modules/guest/service'
-import { newId } from '../lib/ids'
 import { createServices, type Services } from '../services'
 import { createAuth } from './auth'
 import { body } from './body'
@@ -15,9 +15,7 @@ import { ApiError, errors } from './errors'
 import { idempotencyPlugin, REPLAYED_HEADER, type IdempotencyOptions } from './idempotency'
 
 async function newApiKey(services: Services, plan: Plan): Promise<string> {
-  const id = newId('account')
-  await services.db.insert(accounts).values({ id, email: `${id}@example.test`, plan })
-  return createApiKey(services.db, id, new Date())
+  return (await newAccount(services.db, plan)).key
 }
 
 /** Each route counts how often its handler really ran. */

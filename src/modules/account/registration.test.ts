@@ -6,10 +6,10 @@ import { join } from 'node:path'
 import { MemoryLimiter } from '../../adapters/memory-limiter'
 import { linkCacheKey } from '../../core/link-cache'
 import { accounts, emailVerifications, links } from '../../db/schema'
-import { startSmtpSink, type SmtpSink } from '../../mail/testing'
+import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
 import { codePepper, generateCode, hashCode, MAX_CODE_ATTEMPTS, REGISTER_RATES } from './registration'
-import { latestCode, signUp, uniqueEmail } from '../guest/testing'
+import { latestCode, signUp, uniqueEmail } from '../../../test/support/signup'
 import { hashSecret } from '../../lib/secrets'
 
 let sink: SmtpSink

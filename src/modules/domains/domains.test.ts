@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
 import { domains, links } from '../../db/schema'
-import { startTestDnsServer, type TestDnsServer } from '../../dns/test-dns-server'
+import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns'
 import { call, newGuestToken, show, testApi, testConfig, TEST_INTERNAL_SECRET, type TestApp } from '../../../test/support/api'
-import { newAccount, newLink, type TestAccount } from '../tags/test-account'
+import { newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
 import { PENDING_CLAIM_TTL_MS } from './service'
 
 let dns: TestDnsServer

@@ -6,7 +6,7 @@ import { apiKeys, links } from '../../db/schema'
 import { call, newGuestToken, show, testApi, type TestApp, uniqueName } from '../../../test/support/api'
 import { monthWindow } from '../account/meta'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
-import { newAccount, newDomain, type TestAccount } from './test-accounts'
+import { newAccount, newDomain, type TestAccount } from '../../../test/support/fixtures'
 import { newId } from '../../lib/ids'
 
 let api: Awaited<ReturnType<typeof testApi>>

@@ -6,7 +6,7 @@ import { links } from '../../db/schema'
 import { call, newGuestToken, show, testApi, type CallResult, type TestApp } from '../../../test/support/api'
 import { encodeCursor } from './cursor'
 import { likeSubstring } from './manage'
-import { newAccount, newDomain, type TestAccount } from './test-accounts'
+import { newAccount, newDomain, type TestAccount } from '../../../test/support/fixtures'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp

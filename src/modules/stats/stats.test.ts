@@ -6,7 +6,7 @@ import { and, eq } from 'drizzle-orm'
 import { conversions, links } from '../../db/schema'
 import { call, newGuestToken, show, testApi, uniqueName } from '../../../test/support/api'
 import { insertTestClicks, testClickHouse } from '../../../test/support/clickhouse'
-import { newAccount, newDomain, type TestAccount } from '../links/test-accounts'
+import { newAccount, newDomain, type TestAccount } from '../../../test/support/fixtures'
 import { CLICK_COUNTS_BUDGET_MS } from '../links/clicks'
 
 type Api = Awaited<ReturnType<typeof testApi>>

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { linkTags, tags } from '../../db/schema'
 import { call, newGuestToken, show, testApi, type TestApp } from '../../../test/support/api'
-import { newAccount, newLink, type TestAccount } from './test-account'
+import { newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
