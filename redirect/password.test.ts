@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { ClickEvent } from '../src/core/clicks'
 import { linkCacheKey } from '../src/core/link-cache'
-import { newAccount, type TestAccount } from '../src/modules/links/test-accounts'
+import { newAccount, type TestAccount } from '../test/support/fixtures'
 import { call, show, testApi, TEST_INTERNAL_SECRET } from '../test/support/api'
 import { handleRedirect, type RedirectDeps } from './handler'
 import { internalApi, readUnlockAnswer, type Unlock } from './internal-api'

@@ -3,7 +3,7 @@
 // none. Each answer must be below 500 and, for the API, the ErrorResponse JSON when it is an error.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, testApi, TEST_INTERNAL_SECRET, uniqueIp, type TestApp } from '../test/support/api'
-import { newAccount, newDomain } from './modules/links/test-accounts'
+import { newAccount, newDomain } from '../test/support/fixtures'
 
 const PATH_VALUES = ['x', '%', '%zz', '..%2f..', 'a'.repeat(300), '0', '-1', '1e3', '9'.repeat(30), '%00', 'ü', '%E2%80%AE']
 const BODIES: unknown[] = [

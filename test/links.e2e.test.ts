@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/client'
-import { newAccount, type TestAccount } from '../src/modules/links/test-accounts'
+import { newAccount, type TestAccount } from './support/fixtures'
 
 /**
  * The account is on Pro, so every redirect carries the signed attribution parameters: checks they are

@@ -14,9 +14,9 @@ import { join } from 'node:path'
 import { connectRedis } from '../src/adapters/redis-kv'
 import { RATE_LIMIT_PREFIX } from '../src/adapters/redis-limiter'
 import { openDatabase, type Database, type Db } from '../src/db/client'
-import { accounts, apiKeys, type Plan } from '../src/db/schema'
-import { createApiKey } from '../src/modules/account/keys'
+import { apiKeys, type Plan } from '../src/db/schema'
 import { call, show, testApi, type TestApp } from './support/api'
+import { newAccount } from './support/fixtures'
 import { spawnChdbHttp, type ChdbHttpProcess } from './support/chdb-http-process'
 import { freePort, startEntry, TEST_SECRETS, type Child } from './support/processes'
 
@@ -25,9 +25,7 @@ const BURST = 200
 
 /** A new account on `plan` with one API key, straight in the database; returns the key and its id. */
 async function newApiKey(db: Db, plan: Plan): Promise<{ key: string; keyId: string }> {
-  const accountId = `acc_${crypto.randomUUID()}`
-  await db.insert(accounts).values({ id: accountId, email: `${accountId}@example.test`, plan })
-  const key = await createApiKey(db, accountId, new Date())
+  const { id: accountId, key } = await newAccount(db, plan)
   const [row] = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId))
   return { key, keyId: row!.id }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTxtResolver, DnsLookupError } from './resolver'
-import { startTestDnsServer, type TestDnsServer } from './test-dns-server'
+import { startTestDnsServer, type TestDnsServer } from '../../test/support/dns'
 
 let dns: TestDnsServer
 

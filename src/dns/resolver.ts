@@ -1,5 +1,5 @@
 // TXT lookups for custom-domain verification: node:dns's Resolver (c-ares), asking DNS_SERVERS when set
-// (tests run a real DNS server on loopback, `src/dns/test-dns-server.ts`), else the system's resolvers.
+// (tests run a real DNS server on loopback, `test/support/dns.ts`), else the system's resolvers.
 // Every lookup has its own Resolver and an overall deadline, so one slow domain cannot hold up another.
 import { Resolver } from 'node:dns/promises'
 import type { Config } from '../core/config'

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMailer, outboxMailer } from './mailer'
 import { verificationMail } from './templates'
-import { codeFrom, startSmtpSink, type SmtpSink } from './testing'
+import { codeFrom, startSmtpSink, type SmtpSink } from '../../test/support/smtp'
 
 let sink: SmtpSink
 const dir = mkdtempSync(join(tmpdir(), 'mail-test-'))

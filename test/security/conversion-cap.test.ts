@@ -8,7 +8,7 @@ import { newClickId, signClickId } from '../../src/core/click-id'
 import { conversions, links } from '../../src/db/schema'
 import { eq } from 'drizzle-orm'
 import { newId } from '../../src/lib/ids'
-import { newAccount, type TestAccount } from '../../src/modules/links/test-accounts'
+import { newAccount, type TestAccount } from '../support/fixtures'
 import { call, show, testApi, testConfig, uniqueName, type TestApp } from '../support/api'
 
 const PATH = '/api/analytics/link-conversion'

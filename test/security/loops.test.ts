@@ -2,7 +2,7 @@
 // DESTINATION_LOOPS when a link is created (guest and account), changed, or created in bulk. A link
 // that looped would redirect to itself until the client gave up, counting a click at every hop.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { newAccount, newDomain, type TestAccount } from '../../src/modules/links/test-accounts'
+import { newAccount, newDomain, type TestAccount } from '../support/fixtures'
 import { call, newGuestToken, show, testApi, type TestApp } from '../support/api'
 
 /** testConfig: short domain sho.rt (base https://sho.rt), API https://api.sho.rt. */

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { apiKeys } from '../../db/schema'
-import { startSmtpSink, type SmtpSink } from '../../mail/testing'
+import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
-import { signUp } from '../guest/testing'
+import { signUp } from '../../../test/support/signup'
 import { hashSecret } from '../../lib/secrets'
 
 let api: Awaited<ReturnType<typeof testApi>>

@@ -1,13 +1,13 @@
-// The Stripe provider end to end against a fake Stripe on loopback (src/billing/fake-stripe.ts) that
+// The Stripe provider end to end against a fake Stripe on loopback (test/support/fake-stripe.ts) that
 // speaks Stripe's wire format: checkout creation, the redirect to Stripe's page, signed webhooks.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { startFakeStripe, type FakeStripe } from '../../billing/fake-stripe'
+import { startFakeStripe, type FakeStripe } from '../../../test/support/fake-stripe'
 import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
 import { accounts, checkouts } from '../../db/schema'
-import { startSmtpSink, type SmtpSink } from '../../mail/testing'
+import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { call, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
-import { signUp, type SignedUp } from '../guest/testing'
+import { signUp, type SignedUp } from '../../../test/support/signup'
 
 const SECRET_KEY = 'sk_test_fake0123456789'
 const WEBHOOK_SECRET = 'whsec_fakeSigningSecret0123'

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
 import { accounts, checkouts } from '../../db/schema'
-import { startSmtpSink, type SmtpSink } from '../../mail/testing'
+import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../../plugins/idempotency'
 import { call, newGuestToken, show, testApi, testConfig, type TestApp } from '../../../test/support/api'
-import { signUp } from '../guest/testing'
+import { signUp } from '../../../test/support/signup'
 
 let sink: SmtpSink
 let api: Awaited<ReturnType<typeof testApi>>

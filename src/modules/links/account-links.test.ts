@@ -1,33 +1,15 @@
-// POST /api/v1/shorten with an API key: the full request, custom domains, the monthly quota, meta.
+// POST /api/v1/shorten with an API key: the full request (alias, password, dates), custom domains, the
+// URL rules, meta, and keys that are unknown or revoked.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
 import { apiKeys, links } from '../../db/schema'
-import { call, newGuestToken, show, testApi, type TestApp, uniqueName } from '../../../test/support/api'
-import { monthWindow } from '../account/meta'
+import { show } from '../../../test/support/api'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
-import { newAccount, newDomain, type TestAccount } from './test-accounts'
-import { newId } from '../../lib/ids'
+import { newAccount, newDomain } from '../../../test/support/fixtures'
+import { api, freshAlias, rowOf, setUp, shorten } from '../../../test/support/suites/account-links'
 
-let api: Awaited<ReturnType<typeof testApi>>
-let app: TestApp
-
-beforeAll(async () => {
-  api = await testApi()
-  app = api.app
-})
-
-const shorten = (key: string, body: unknown, headers: Record<string, string> = {}) => call(app, 'POST', '/api/v1/shorten', { token: key, body, headers })
-/** An alias nobody else has used, in this run or an earlier one against the same database. */
-const freshAlias = (prefix = 'a') => `${prefix}-${crypto.randomUUID().slice(0, 12)}`
-const rowOf = async (domain: string, alias: string) => (await api.deps.db.select().from(links).where(eq(links.alias, alias))).find((r) => r.domain === domain)
-
-async function fillMonth(account: TestAccount, count: number, createdAt = new Date()) {
-  const tag = uniqueName('', 6)
-  await api.deps.db.insert(links).values(
-    Array.from({ length: count }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `fill-${tag}-${i}`, url: 'https://example.com/filler', accountId: account.id, createdAt })),
-  )
-}
+beforeAll(setUp)
 
 describe('POST /api/v1/shorten with an API key', () => {
   test('applies alias, password, expiration and activated_at; returns the record and account meta', async () => {
@@ -182,64 +164,5 @@ describe('POST /api/v1/shorten with an API key', () => {
       expect(res.status, show(res)).toBe(401)
       expect(res.body.error, show(res)).toBe('UNAUTHORIZED')
     }
-  })
-})
-
-describe('monthly link quota', () => {
-  test('exact under concurrency: with 999 of 1000 used, one of six parallel creates succeeds, five get 429', async () => {
-    const account = await newAccount(api.deps.db)
-    await fillMonth(account, 999)
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => shorten(account.key, { url: `https://example.com/q/${i}` })))
-    const ok = results.filter((r) => r.status === 200)
-    const limited = results.filter((r) => r.status === 429)
-    expect(ok.length, results.map(show).join('\n')).toBe(1)
-    expect(limited.length, results.map(show).join('\n')).toBe(5)
-    expect(ok[0]!.body.meta.usage, show(ok[0]!)).toMatchObject({ links_this_month: 1000, links_remaining: 0 })
-    const res = limited[0]!
-    expect(res.body, show(res)).toMatchObject({
-      success: false,
-      error: 'LINK_QUOTA_EXCEEDED',
-      limit: 1000,
-      remaining: 0,
-      upgrade_url: 'https://api.sho.rt/api/v1/account/upgrade',
-      meta: { account_type: 'free', usage: { links_this_month: 1000, links_remaining: 0 } },
-    })
-    const untilNextMonth = (monthWindow(Date.now()).next.getTime() - Date.now()) / 1000
-    expect(Math.abs(Number(res.headers.get('retry-after')) - untilNextMonth), show(res)).toBeLessThan(5)
-    expect((await api.deps.db.select({ id: links.id }).from(links).where(eq(links.accountId, account.id))).length).toBe(1000)
-  })
-
-  test("last month's links do not count; another account's quota is its own", async () => {
-    const account = await newAccount(api.deps.db)
-    await fillMonth(account, 1000, new Date(monthWindow(Date.now()).start.getTime() - 1000))
-    const res = await shorten(account.key, { url: 'https://example.com/new-month' })
-    expect(res.status, show(res)).toBe(200)
-    expect(res.body.meta.usage.links_this_month, show(res)).toBe(1)
-  })
-
-  test('a guest token still gets the guest behaviour (fields ignored, listed in notices)', async () => {
-    const token = await newGuestToken(app)
-    const res = await shorten(token, { url: 'https://example.com/g', alias: freshAlias() })
-    expect(res.status, show(res)).toBe(200)
-    expect(res.body.meta.account_type, show(res)).toBe('guest')
-    expect(res.body.meta.notices.map((n: { field: string }) => n.field), show(res)).toEqual(['alias'])
-  })
-})
-
-describe('Idempotency-Key on POST /api/v1/shorten', () => {
-  test('a retry with the same key and body replays the first answer and creates nothing more', async () => {
-    const account = await newAccount(api.deps.db)
-    const headers = { 'idempotency-key': `create-${crypto.randomUUID()}` }
-    const body = { url: 'https://example.com/once' }
-    const first = await shorten(account.key, body, headers)
-    expect(first.status, show(first)).toBe(200)
-    const again = await shorten(account.key, body, headers)
-    expect(again.status, show(again)).toBe(200)
-    expect(again.headers.get('idempotent-replayed'), show(again)).toBe('true')
-    expect(again.body.data.alias, show(again)).toBe(first.body.data.alias)
-    const other = await shorten(account.key, { url: 'https://example.com/other' }, headers)
-    expect(other.status, show(other)).toBe(400)
-    expect(other.body.error, show(other)).toBe('IDEMPOTENCY_KEY_REUSED')
-    expect((await api.deps.db.select({ id: links.id }).from(links).where(eq(links.accountId, account.id))).length).toBe(1)
   })
 })

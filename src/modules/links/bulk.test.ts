@@ -6,7 +6,7 @@ import { call, newGuestToken, show, testApi, type TestApp, uniqueName } from '..
 import { ApiError } from '../../plugins/errors'
 import { checkItem } from './bulk'
 import { MAX_BULK_LINKS } from './model'
-import { newAccount } from './test-accounts'
+import { newAccount } from '../../../test/support/fixtures'
 import { newId } from '../../lib/ids'
 
 let api: Awaited<ReturnType<typeof testApi>>

@@ -1,7 +1,7 @@
 // Whatever a client sends to the links endpoints, the answer is never a 500.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi, type TestApp } from '../../../test/support/api'
-import { newAccount, type TestAccount } from './test-accounts'
+import { newAccount, type TestAccount } from '../../../test/support/fixtures'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { call, show, testApi } from '../../../test/support/api'
 import { links } from '../../db/schema'
-import { newAccount } from './test-accounts'
+import { newAccount } from '../../../test/support/fixtures'
 
 describe('POST /api/v1/shorten with an Idempotency-Key', () => {
   test('50 concurrent identical requests create one link; every answer is that link or "in progress"', async () => {

@@ -1,5 +1,6 @@
-// Tests only: a real SMTP server (the smtp-server package) on a free loopback port that keeps every
-// message it accepts, so tests read a verification code from a delivered mail. No TLS, no auth.
+// The mail relay of tests: a real SMTP server (the smtp-server package) on a free loopback port that
+// keeps every message it accepts, so tests read a verification code from a delivered mail. No TLS, no
+// auth.
 import { SMTPServer } from 'smtp-server'
 
 export interface ReceivedMail {

@@ -1,7 +1,7 @@
-// Tests only: registering through the real endpoints, reading the code from a mail that a real SMTP
-// server (src/mail/testing.ts) received.
-import { codeFrom, type SmtpSink } from '../../mail/testing'
-import { call, newGuestToken, show, type TestApp } from '../../../test/support/api'
+// Signing up as a user would: registering through the real endpoints and reading the code from the mail
+// that the SMTP sink (./smtp.ts) received. For tests that need a registered account made the real way.
+import { codeFrom, type SmtpSink } from './smtp'
+import { call, newGuestToken, show, type TestApp } from './api'
 
 /** An address no other test (or earlier run against the same Redis) has used. */
 export function uniqueEmail(label = 'user'): string {

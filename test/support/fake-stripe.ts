@@ -1,8 +1,8 @@
-// Tests only: a fake of the part of Stripe's API this service uses, on a free loopback port (we cannot
+// Stripe for tests: a fake of the part of Stripe's API this service uses, on a free loopback port (we cannot
 // reach Stripe from here). It speaks the same wire format: form-encoded requests with the secret key
 // as bearer, JSON answers and errors shaped like Stripe's, Idempotency-Key honoured, and webhook events
 // signed the way Stripe signs them.
-import { stripeSignature } from './stripe'
+import { stripeSignature } from '../../src/billing/stripe'
 
 export interface FakeSession {
   id: string

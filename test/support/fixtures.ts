@@ -1,0 +1,41 @@
+// Records for tests, written straight to the database (the endpoints that make them are other modules'
+// business, and registration has its own tests): an account with a fresh API key, a custom domain in any
+// state, a link. Ids come from src/lib/ids.ts like the product's own; e-mail addresses and host names
+// are unique per run, since tests never truncate.
+import type { Db } from '../../src/db/client'
+import { accounts, domains, links, type Plan } from '../../src/db/schema'
+import { createApiKey } from '../../src/modules/account/keys'
+import { newId } from '../../src/lib/ids'
+import { randomBase64url } from '../../src/lib/secrets'
+
+export interface TestAccount {
+  id: string
+  key: string
+}
+
+/** An account of the plan, with one API key (returned in clear). */
+export async function newAccount(db: Db, plan: Plan = 'free'): Promise<TestAccount> {
+  const id = newId('account')
+  await db.insert(accounts).values({ id, email: `${id.toLowerCase()}@example.test`, plan })
+  return { id, key: await createApiKey(db, id, new Date()) }
+}
+
+/** A custom domain of the account, verified unless said otherwise; host names are unique per run. */
+export async function newDomain(db: Db, accountId: string, opts: { verified?: boolean; host?: string } = {}): Promise<string> {
+  const host = opts.host ?? `go-${crypto.randomUUID().slice(0, 8)}.example.com`
+  await db.insert(domains).values({
+    id: newId('domain'),
+    accountId,
+    hostname: host,
+    verificationToken: randomBase64url(16),
+    verifiedAt: opts.verified === false ? null : new Date(),
+  })
+  return host
+}
+
+/** A link of the account (null: a guest's), on `domain`. */
+export async function newLink(db: Db, accountId: string | null, domain: string, alias = `t-${crypto.randomUUID().slice(0, 8)}`, url = 'https://example.com/tagged') {
+  const id = newId('link')
+  await db.insert(links).values({ id, domain, alias, url, accountId })
+  return { id, domain, alias, url }
+}
