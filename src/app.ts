@@ -10,22 +10,29 @@ import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
 import { statsModule } from './modules/stats'
-import { apiKeyAuthenticator } from './modules/account/keys'
-import { guestAuthenticator } from './modules/guest/service'
+import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
+import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
-import { createAuth } from './plugins/auth'
+import { createAuth, type Auth } from './plugins/auth'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
-import { createServices, type ApiDeps } from './services'
+import { createServices, type ApiDeps, type Services } from './services'
 
 export type { ApiDeps } from './services'
 
+/** One authenticator per token prefix; the auth plugin itself knows none. */
+export function apiAuth(services: Services): Auth {
+  return createAuth([
+    { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
+    { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
+  ])
+}
+
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
-  // One authenticator per token prefix; the auth plugin itself knows none.
-  const auth = createAuth([guestAuthenticator(services), apiKeyAuthenticator(services)])
+  const auth = apiAuth(services)
   const app: Elysia = new Elysia({ name: 'api' })
   return app
     .decorate('services', services)

@@ -4,20 +4,10 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi, type CallResult, type TestApp } from '../../test/support/api'
 import { createServices, type Services } from '../services'
 import { REPLAYED_HEADER } from './idempotency'
-import { countingApp, newApiKey, post } from '../../test/support/suites/idempotency'
+import { app, countingApp, newApiKey, post, proKey, runs, setUp } from '../../test/support/suites/idempotency'
 
 describe('idempotent routes', () => {
-  let services: Services
-  let app: TestApp
-  let runs: Record<string, number>
-  let proKey: string
-
-  beforeAll(async () => {
-    services = createServices((await testApi()).deps)
-    ;({ app, runs } = countingApp(services))
-    // Pro: 120 requests a minute, room for the 50-request burst and its retries.
-    proKey = await newApiKey(services, 'pro')
-  })
+  beforeAll(setUp)
 
   test('status codes other than 200 and empty bodies are replayed as they were (auth listed after idempotent)', async () => {
     const key = crypto.randomUUID()

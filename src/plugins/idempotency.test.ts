@@ -1,24 +1,13 @@
 // The idempotent macro on a tiny app of its own (test/support/suites/idempotency.ts): one run under
 // concurrency, replays, reused and malformed keys, keys scoped to the credential, the option left out.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { call, show, testApi, type TestApp } from '../../test/support/api'
+import { call, show } from '../../test/support/api'
 import { createGuestSession } from '../modules/guest/service'
-import { createServices, type Services } from '../services'
 import { REPLAYED_HEADER } from './idempotency'
-import { countingApp, newApiKey, post } from '../../test/support/suites/idempotency'
+import { app, newApiKey, post, proKey, runs, services, setUp } from '../../test/support/suites/idempotency'
 
 describe('idempotent routes', () => {
-  let services: Services
-  let app: TestApp
-  let runs: Record<string, number>
-  let proKey: string
-
-  beforeAll(async () => {
-    services = createServices((await testApi()).deps)
-    ;({ app, runs } = countingApp(services))
-    // Pro: 120 requests a minute, room for the 50-request burst and its retries.
-    proKey = await newApiKey(services, 'pro')
-  })
+  beforeAll(setUp)
 
   test('50 concurrent requests with one key run the handler exactly once', async () => {
     const key = crypto.randomUUID()

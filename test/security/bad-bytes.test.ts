@@ -3,10 +3,7 @@
 // error's log line names the route and the request id, never a value of the request or of a query.
 import { afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test'
 import { Elysia } from 'elysia'
-import { newClickId, signClickId } from '../../src/core/click-id'
-import { links } from '../../src/db/schema'
-import { newId } from '../../src/lib/ids'
-import { newAccount, type TestAccount } from '../support/fixtures'
+import { newAccount, newSignedClick, type TestAccount } from '../support/fixtures'
 import { body } from '../../src/plugins/body'
 import { errors } from '../../src/plugins/errors'
 import { call, show, testApi, uniqueName, type TestApp } from '../support/api'
@@ -14,14 +11,11 @@ import { call, show, testApi, uniqueName, type TestApp } from '../support/api'
 let app: TestApp
 let api: Awaited<ReturnType<typeof testApi>>
 let pro: TestAccount
-let linkId: string
 
 beforeAll(async () => {
   api = await testApi()
   app = api.app
   pro = await newAccount(api.deps.db, 'pro')
-  linkId = newId('link')
-  await api.deps.db.insert(links).values({ id: linkId, domain: 'sho.rt', alias: uniqueName('bb').slice(0, 20), url: 'https://shop.example/p', accountId: pro.id })
 })
 
 function expectFieldRefused(res: Awaited<ReturnType<typeof call>>, field: string) {
@@ -30,9 +24,9 @@ function expectFieldRefused(res: Awaited<ReturnType<typeof call>>, field: string
   expect(res.body.hint, show(res)).toStartWith(`${field}:`)
 }
 
-function conversion(extra: Record<string, unknown>) {
-  const clickId = newClickId(linkId, Date.now() - 60_000)
-  return { clickId, clickSignature: signClickId(clickId, api.deps.config.clickSigningKeys), conversionType: 'purchase', externalOrderId: uniqueName('o'), value: 10, currency: 'EUR', ...extra }
+async function conversion(extra: Record<string, unknown>) {
+  const click = await newSignedClick(api.deps.db, api.deps.config.clickSigningKeys, pro.id)
+  return { ...click, conversionType: 'purchase', externalOrderId: uniqueName('o'), value: 10, currency: 'EUR', ...extra }
 }
 
 describe('control characters are a 400 naming the field', () => {
@@ -45,7 +39,7 @@ describe('control characters are a 400 naming the field', () => {
     ['a metadata value', { metadata: { plan: 'gold\u0000' } }, 'body.metadata.plan'],
     ['a metadata key', { metadata: { 'pl\u0000an': 'gold' } }, 'body.metadata'],
   ])('conversion with NUL/ESC in %s', async (_, extra, field) => {
-    const res = await call(app, 'POST', '/api/analytics/link-conversion', { token: pro.key, body: conversion(extra) })
+    const res = await call(app, 'POST', '/api/analytics/link-conversion', { token: pro.key, body: await conversion(extra) })
     expectFieldRefused(res, field)
   })
 
@@ -63,7 +57,7 @@ describe('control characters are a 400 naming the field', () => {
   })
 
   test('tab, newline and carriage return are ordinary text where a field allows text', async () => {
-    const res = await call(app, 'POST', '/api/analytics/link-conversion', { token: pro.key, body: conversion({ metadata: { note: 'line one\nline two\tend\r' } }) })
+    const res = await call(app, 'POST', '/api/analytics/link-conversion', { token: pro.key, body: await conversion({ metadata: { note: 'line one\nline two\tend\r' } }) })
     expect(res.status, show(res)).toBe(201)
   })
 

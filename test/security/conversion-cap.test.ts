@@ -4,11 +4,9 @@
 // link's own account reporting with its API key is not capped; retries of a recorded report are still
 // 200 duplicates.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { newClickId, signClickId } from '../../src/core/click-id'
-import { conversions, links } from '../../src/db/schema'
+import { conversions } from '../../src/db/schema'
 import { eq } from 'drizzle-orm'
-import { newId } from '../../src/lib/ids'
-import { newAccount, type TestAccount } from '../support/fixtures'
+import { newAccount, newSignedClick, type TestAccount } from '../support/fixtures'
 import { call, show, testApi, testConfig, uniqueName, type TestApp } from '../support/api'
 
 const PATH = '/api/analytics/link-conversion'
@@ -22,12 +20,7 @@ beforeAll(async () => {
   pro = await newAccount(api.deps.db, 'pro')
 })
 
-async function signedClick() {
-  const linkId = newId('link')
-  await api.deps.db.insert(links).values({ id: linkId, domain: 'sho.rt', alias: uniqueName('cap').slice(0, 20), url: 'https://shop.example/p', accountId: pro.id })
-  const clickId = newClickId(linkId, Date.now() - 60_000)
-  return { clickId, clickSignature: signClickId(clickId, api.deps.config.clickSigningKeys) }
-}
+const signedClick = () => newSignedClick(api.deps.db, api.deps.config.clickSigningKeys, pro.id)
 
 const count = async (clickId: string) => (await api.deps.db.select().from(conversions).where(eq(conversions.clickId, clickId))).length
 

@@ -7,6 +7,8 @@ import { accounts, domains, links, type Plan } from '../../src/db/schema'
 import { createApiKey } from '../../src/modules/account/keys'
 import { newId } from '../../src/lib/ids'
 import { randomBase64url } from '../../src/lib/secrets'
+import { newClickId, signClickId, type ClickSigningKey } from '../../src/core/click-id'
+import { uniqueName } from './api'
 
 export interface TestAccount {
   id: string
@@ -38,4 +40,11 @@ export async function newLink(db: Db, accountId: string | null, domain: string, 
   const id = newId('link')
   await db.insert(links).values({ id, domain, alias, url, accountId })
   return { id, domain, alias, url }
+}
+
+/** A click on a new link of the account, a minute ago, signed the way a Pro redirect signs it (mu_click, mu_sig). */
+export async function newSignedClick(db: Db, keys: readonly ClickSigningKey[], accountId: string) {
+  const { id } = await newLink(db, accountId, 'sho.rt', uniqueName('clk').slice(0, 20))
+  const clickId = newClickId(id, Date.now() - 60_000)
+  return { clickId, clickSignature: signClickId(clickId, keys) }
 }

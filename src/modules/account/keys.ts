@@ -4,7 +4,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, apiKeys } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
-import type { AccountPrincipal, Authenticator } from '../../plugins/auth'
+import type { AccountPrincipal, Principal } from '../../plugins/auth'
 import { enforceRateLimit } from '../../plugins/client'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from './plans'
@@ -39,16 +39,10 @@ export async function authenticateApiKey(services: Services, key: string): Promi
   return row
 }
 
-/** The mk_ authenticator: a live key of an existing account, within its plan's requests a minute. */
-export function apiKeyAuthenticator(services: Services): Authenticator {
-  return {
-    prefix: API_KEY_PREFIX,
-    kind: 'account',
-    async authenticate(token) {
-      const account = await authenticateApiKey(services, token)
-      const limit = PLAN_LIMITS[account.plan].requestsPerMinute
-      const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, limit, KEY_RATE_WINDOW_MS, services.now())
-      return { kind: 'account', account, rateHeaders, credentialId: `mk:${account.keyId}` }
-    },
-  }
+/** The principal of an mk_ key: a live key of an existing account, within its plan's requests a minute. */
+export async function apiKeyPrincipal(services: Services, token: string): Promise<Principal> {
+  const account = await authenticateApiKey(services, token)
+  const perMinute = PLAN_LIMITS[account.plan].requestsPerMinute
+  const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, perMinute, KEY_RATE_WINDOW_MS, services.now())
+  return { kind: 'account', account, rateHeaders, credentialId: `mk:${account.keyId}` }
 }

@@ -3,7 +3,7 @@
 import { and, eq, gt, lt, sql } from 'drizzle-orm'
 import { guestSessions } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
-import type { Authenticator, GuestPrincipal } from '../../plugins/auth'
+import type { GuestPrincipal, Principal } from '../../plugins/auth'
 import { rateLimitHeaders } from '../../plugins/client'
 import type { Services } from '../../services'
 import { newId } from '../../lib/ids'
@@ -81,21 +81,13 @@ export async function authenticateGuest(services: Services, token: string): Prom
   })
 }
 
-/** The gt_ authenticator: a live session under its request quota, which is its X-RateLimit window. */
-export function guestAuthenticator(services: Services): Authenticator {
-  return {
-    prefix: GUEST_TOKEN_PREFIX,
-    kind: 'guest',
-    async authenticate(token) {
-      const guest = await authenticateGuest(services, token)
-      const rateHeaders = rateLimitHeaders({
-        limit: GUEST_LIMITS.max_requests,
-        remaining: GUEST_LIMITS.max_requests - guest.requestCount,
-        resetAt: Math.ceil(guest.expiresAt.getTime() / 1000),
-      })
-      return { kind: 'guest', guest, rateHeaders, credentialId: `gt:${guest.id}` }
-    },
-  }
+/** The principal of a gt_ token: a live session under its request quota, which is its X-RateLimit window. */
+export async function guestPrincipal(services: Services, token: string): Promise<Principal> {
+  const guest = await authenticateGuest(services, token)
+  const quota = GUEST_LIMITS.max_requests
+  const resetAt = Math.ceil(guest.expiresAt.getTime() / 1000)
+  const rateHeaders = rateLimitHeaders({ limit: quota, remaining: quota - guest.requestCount, resetAt })
+  return { kind: 'guest', guest, rateHeaders, credentialId: `gt:${guest.id}` }
 }
 
 /**

@@ -2,13 +2,11 @@
 // with the real auth plugin, real credentials in Postgres (or PGlite), the real idempotency store (Redis
 // or in-process) and routes that count how often their handler ran, and a POST with an optional key.
 import { Elysia, status, t } from 'elysia'
-import { call, type TestApp } from '../api'
+import { call, testApi, type TestApp } from '../api'
 import { newAccount } from '../fixtures'
 import type { Plan } from '../../../src/db/schema'
-import { apiKeyAuthenticator } from '../../../src/modules/account/keys'
-import { guestAuthenticator } from '../../../src/modules/guest/service'
-import type { Services } from '../../../src/services'
-import { createAuth } from '../../../src/plugins/auth'
+import { apiAuth } from '../../../src/app'
+import { createServices, type Services } from '../../../src/services'
 import { body } from '../../../src/plugins/body'
 import { ApiError, errors } from '../../../src/plugins/errors'
 import { idempotencyPlugin, type IdempotencyOptions } from '../../../src/plugins/idempotency'
@@ -23,7 +21,7 @@ export function countingApp(services: Services, options: IdempotencyOptions = {}
   const ran = (name: string) => (runs[name] = (runs[name] ?? 0) + 1)
   const routes = new Elysia({ name: 'test.idempotency' })
     .use(errors)
-    .use(createAuth([guestAuthenticator(services), apiKeyAuthenticator(services)]).plugin)
+    .use(apiAuth(services).plugin)
     .use(idempotencyPlugin(services, options))
     .post(
       '/t/count',
@@ -66,3 +64,16 @@ export function countingApp(services: Services, options: IdempotencyOptions = {}
 
 export const post = (app: TestApp, path: string, token: string, key: string | undefined, body: unknown = { n: 1 }) =>
   call(app, 'POST', path, { token, body, headers: key === undefined ? {} : { 'idempotency-key': key } })
+
+/** What both idempotency test files share: the counting app on the run's engines and a Pro key. */
+export let services: Services
+export let app: TestApp
+export let runs: Record<string, number>
+export let proKey: string
+
+export async function setUp() {
+  services = createServices((await testApi()).deps)
+  ;({ app, runs } = countingApp(services))
+  // Pro: 120 requests a minute, room for the 50-request burst and its retries.
+  proKey = await newApiKey(services, 'pro')
+}
