@@ -122,7 +122,8 @@ describe('CLICK_SIGNING_KEYS', () => {
     }
   })
 
-  test('unset: random per process when embedded; derived from INTERNAL_SECRET (shared by both processes) otherwise', () => {
+  test('unset: derived from INTERNAL_SECRET (shared by both processes; embedded, the one stored in DATA_DIR: embedded-secrets.test.ts in test/security)', () => {
+    // Without a stored secret (parseConfig's own default, for tests) each parse draws a new one.
     const embeddedA = parseConfig({}).clickSigningKeys
     const embeddedB = parseConfig({}).clickSigningKeys
     expect(embeddedA[0]!.secret).not.toBe(embeddedB[0]!.secret)

@@ -4,9 +4,10 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { newClickId, signClickId, verifyClickSignature } from './click-id'
-import { parseConfig } from './config'
-import { SECRETS_FILE, storedSecret } from './embedded-secrets'
+import { newClickId, signClickId, verifyClickSignature } from '../../src/core/click-id'
+import { parseConfig } from '../../src/core/config'
+import { configOrExit } from '../../src/boot'
+import { SECRETS_FILE, storedSecret } from '../../src/core/embedded-secrets'
 
 const dirs: string[] = []
 const dataDir = () => {
@@ -19,12 +20,12 @@ afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true 
 const LINK_ID = 'link_AAAAAAAAAAAAAAAAAAAAAA'
 
 describe('secrets of the embedded default', () => {
-  test('a signature issued before a restart verifies after it', () => {
+  test('a signature issued before a restart verifies after it (the configuration every entry point parses at start)', () => {
     const env = { DATA_DIR: dataDir() }
-    const before = parseConfig(env, { secret: storedSecret })
+    const before = configOrExit(env)
     const clickId = newClickId(LINK_ID, Date.now())
     const sig = signClickId(clickId, before.clickSigningKeys)
-    const after = parseConfig(env, { secret: storedSecret })
+    const after = configOrExit(env, { singleProcess: true })
     expect(verifyClickSignature(clickId, sig, after.clickSigningKeys)).toBe(true)
     expect(after.internalSecret).toBe(before.internalSecret)
     expect(after.ipHashSecret).toBe(before.ipHashSecret)
