@@ -111,6 +111,8 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
                 'application/json': { schema: { $ref: '#/components/schemas/CheckoutConfirmResponse' } },
               },
             },
+            // No such local checkout: a page, or with Accept: application/json the error.
+            404: { 'x-error-codes': ['CHECKOUT_NOT_FOUND'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } },
           },
         } as Record<string, unknown>,
         response: errorResponses('CHECKOUT_NOT_FOUND'),
