@@ -48,6 +48,8 @@ export function clickLoad(url: string, clients: number, options: LoadOptions = {
  * and only such rows: at most one per client.
  */
 export function expectEachAnsweredClickOnce(stored: ClickRows, load: LoadResult): void {
+  // The figures of the run, for the reader of the test output (one line, not per request).
+  console.log(`crash: ${load.received.size} 302s received by clients, ${stored.rows} clicks stored (${stored.ids} distinct ids), ${load.inFlight.size} requests in flight at the kill`)
   const notOnce = [...load.received].filter((r) => stored.byReferrer[r] !== 1).map((r) => `${r}: ${stored.byReferrer[r] ?? 0}`)
   expect(notOnce.length, `${notOnce.length} of ${load.received.size} answered clicks stored other than once, e.g. ${notOnce.slice(0, 5).join(', ')}`).toBe(0)
   const extra = Object.keys(stored.byReferrer).filter((r) => !load.received.has(r))
