@@ -143,14 +143,18 @@ export function cpuSeconds(pid: number): number {
 /** USER_HZ: 100 on every Linux architecture Bun runs on. */
 const CLOCK_TICKS = 100
 
-/** Cores each process kept busy while `work` ran (1.0 = one core all the time). */
-export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; cores: Record<string, number> }> {
+/**
+ * Cores each process kept busy while `work` ran (1.0 = one core all the time, rounded to 0.01), and the
+ * CPU seconds each used meanwhile (unrounded: CPU per request is computed from these).
+ */
+export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
   const started = performance.now()
   const result = await work()
   const wall = (performance.now() - started) / 1000
-  const cores = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]!) / wall) * 100) / 100]))
-  return { result, cores }
+  const used = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]))
+  const cores = Object.fromEntries(Object.entries(used).map(([name, seconds]) => [name, Math.round((seconds / wall) * 100) / 100]))
+  return { result, cores, cpuSeconds: used }
 }
 
 /** `--name value` options: value() with a fallback, int() a positive whole number. */

@@ -114,6 +114,8 @@ export interface WrkRun {
   label: string
   /** Command prefix, e.g. ['taskset', '-c', '0'] to pin wrk to a CPU. */
   prefix?: string[]
+  /** Extra request headers ("Name: value"), e.g. a Host other than the URL's. */
+  headers?: string[]
 }
 
 const running = new Set<{ kill(signal?: number | NodeJS.Signals): void }>()
@@ -125,7 +127,7 @@ export function killRunningWrk(): void {
 
 /** Runs wrk to completion (killed if it overruns its duration by 30 s) and parses its result line. */
 export async function runWrk(run: WrkRun): Promise<WrkResult> {
-  const args = [...(run.prefix ?? []), 'wrk', `-t${run.threads}`, `-c${run.connections}`, `-d${run.duration}`, '--latency', '--timeout', '2s', '-s', run.script, run.url]
+  const args = [...(run.prefix ?? []), 'wrk', `-t${run.threads}`, `-c${run.connections}`, `-d${run.duration}`, '--latency', '--timeout', '2s', ...(run.headers ?? []).flatMap((h) => ['-H', h]), '-s', run.script, run.url]
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   running.add(proc)
   void proc.exited.then(() => running.delete(proc))
