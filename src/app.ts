@@ -6,6 +6,7 @@ import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
+import { oauthModule } from './modules/oauth'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
@@ -48,6 +49,7 @@ export function createApi(deps: ApiDeps) {
     .use(statsModule(services, auth))
     .use(domainsModule(services, auth))
     .use(conversionsModule(services, auth))
+    .use(oauthModule(services))
     .use(internalModule(services))
 }
 

@@ -3,6 +3,7 @@
 // not found) or anything unexpected, into that shape. Nothing a client sends may end as a bare 500.
 import { Elysia, t } from 'elysia'
 import { errorSummary, stackFrames } from '../lib/errors'
+import { asOAuthError, isOAuthPath, OAuthError } from './oauth-errors'
 
 /**
  * Every error code the API answers with, and its HTTP status. Clients branch on `error`, people read
@@ -378,11 +379,12 @@ export const errors = new Elysia({ name: 'plugins.errors' })
   .model({ ErrorResponse })
   .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
     const requestId = requestIdOf(request)
-    const apiError = toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId })
     const inherited = stringHeaders(set.headers as Record<string, unknown>)
     delete inherited['content-type']
     inherited['x-request-id'] = requestId
-    return apiError.toResponse(inherited)
+    if (error instanceof OAuthError) return error.toResponse(inherited)
+    const apiError = toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId })
+    return isOAuthPath(path) ? asOAuthError(apiError).toResponse(inherited) : apiError.toResponse(inherited)
   })
 
 /** The vendor keyword of an error schema that carries the codes a route answers with at one status. */

@@ -3,6 +3,7 @@
 // before the errors plugin, so its error hook sees the router's NOT_FOUND first.
 import { Elysia } from 'elysia'
 import { ApiError, requestIdOf } from './errors'
+import { asOAuthError, isOAuthPath } from './oauth-errors'
 
 interface Route {
   method: string
@@ -38,6 +39,7 @@ export function methodNotAllowed(routes: () => readonly Route[]) {
     const allowed = allowedFor(path)
     if (allowed.length === 0 || allowed.includes(request.method)) return
     const error = new ApiError('METHOD_NOT_ALLOWED', `${request.method.slice(0, 20)} is not served here; this path answers ${allowed.join(', ')}.`)
-    return error.toResponse({ allow: allowed.join(', '), 'x-request-id': requestIdOf(request) })
+    const headers = { allow: allowed.join(', '), 'x-request-id': requestIdOf(request) }
+    return isOAuthPath(path) ? asOAuthError(error).toResponse(headers) : error.toResponse(headers)
   })
 }

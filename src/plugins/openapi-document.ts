@@ -113,7 +113,9 @@ function normalizeParameter(parameter: unknown): unknown {
 function normalizeOperation(operation: Json, schemas: Json): void {
   const auth = typeof operation['x-auth'] === 'string' ? operation['x-auth'] : undefined
   const idempotent = operation['x-idempotent'] === true
-  for (const key of ['x-auth', 'x-idempotent']) delete operation[key]
+  // An OAuth endpoint answers RFC 6749 error bodies: its declared responses are all there is.
+  const oauth = operation['x-oauth'] === true
+  for (const key of ['x-auth', 'x-idempotent', 'x-oauth']) delete operation[key]
 
   const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).map(normalizeParameter)
   if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER)
@@ -142,7 +144,7 @@ function normalizeOperation(operation: Json, schemas: Json): void {
     else out[status] = normalizeSuccess(status, response, schemas)
   }
   if (auth) add(AUTH_CODES[auth] ?? [])
-  if (jsonBody) add(BODY_CODES)
+  if (jsonBody && !oauth) add(BODY_CODES)
   if (idempotent) add(IDEMPOTENCY_CODES)
 
   const rateHeaders = auth ? RATE_HEADERS : undefined
