@@ -61,7 +61,11 @@ const ACCEPTS: Record<AuthMode, string> = {
   'gt/mk': 'a guest token (gt_) or an API key (mk_)',
 }
 
-/** A route's auth option: `true`, or the scopes it needs (honoured once scoped credentials exist). */
+/**
+ * A route's auth option: `true`, or the OAuth scopes an `at_` token needs for it (DESIGN's route → scope
+ * table; shown in the document now, enforced once `at_` tokens exist; guest tokens and API keys hold
+ * every scope of their kind).
+ */
 export type AuthOption = true | { scopes: readonly string[] }
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
@@ -102,8 +106,8 @@ export function createAuth(authenticators: readonly Authenticator[]): Auth {
 function authMacros(authenticate: Auth['authenticate']) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
-  const guard = (mode: AuthMode) => ({
-    detail: { security: [{ bearerAuth: [] }], 'x-auth': mode } as Record<string, unknown>,
+  const guard = (mode: AuthMode, option: AuthOption) => ({
+    detail: { security: [{ bearerAuth: [] }], 'x-auth': mode, ...(option !== true && { 'x-scopes': option.scopes }) } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
       const principal = await authenticate(mode, request.headers.get('authorization'))
       Object.assign(set.headers, principal.rateHeaders)
@@ -116,24 +120,24 @@ function authMacros(authenticate: Auth['authenticate']) {
     return principal
   }
   return new Elysia({ name: 'plugins.auth' }).macro({
-    guest: (_: AuthOption) => ({
-      ...guard('gt'),
+    guest: (option: AuthOption) => ({
+      ...guard('gt', option),
       resolve({ request }) {
         const principal = principalOf(request)
         if (principal.kind !== 'guest') throw new ApiError('UNAUTHORIZED')
         return { principal, guest: principal.guest }
       },
     }),
-    account: (_: AuthOption) => ({
-      ...guard('mk'),
+    account: (option: AuthOption) => ({
+      ...guard('mk', option),
       resolve({ request }) {
         const principal = principalOf(request)
         if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
         return { principal, account: principal.account }
       },
     }),
-    guestOrAccount: (_: AuthOption) => ({
-      ...guard('gt/mk'),
+    guestOrAccount: (option: AuthOption) => ({
+      ...guard('gt/mk', option),
       resolve({ request }) {
         return { principal: principalOf(request) }
       },

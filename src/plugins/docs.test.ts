@@ -172,6 +172,32 @@ describe('GET /swagger/json', () => {
     expect(doc.servers?.length).toBeGreaterThan(0)
   })
 
+  test('every route an API key may call names the one OAuth scope an at_ token will need (the route → scope table)', () => {
+    const table: Record<string, string> = {
+      'GET /api/v1/links': 'links:read', 'GET /api/v1/links/{alias}': 'links:read',
+      'POST /api/v1/shorten': 'links:write', 'POST /api/v1/links/bulk': 'links:write', 'PATCH /api/v1/links/{alias}': 'links:write',
+      'DELETE /api/v1/links/{alias}': 'links:delete',
+      'GET /api/v1/tags': 'tags:read', 'GET /api/v1/links/{alias}/tags': 'tags:read',
+      'POST /api/v1/tags': 'tags:write', 'DELETE /api/v1/tags/{tagId}': 'tags:write', 'POST /api/v1/links/{alias}/tags': 'tags:write', 'DELETE /api/v1/links/{alias}/tags/{tagId}': 'tags:write',
+      'GET /api/v1/domains': 'domains:read',
+      'POST /api/v1/domains': 'domains:write', 'POST /api/v1/domains/{hostname}/verify': 'domains:write', 'DELETE /api/v1/domains/{hostname}': 'domains:write',
+      'GET /api/v1/links/{alias}/stats': 'stats:read',
+      'POST /api/analytics/link-conversion': 'conversions:write',
+      'GET /api/v1/account/status': 'account:read', 'GET /api/v1/account/upgrade/{checkout_id}': 'account:read',
+      'POST /api/v1/account/upgrade': 'billing:write',
+    }
+    const found: Record<string, string> = {}
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { 'x-scopes'?: string[]; description?: string }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (!op['x-scopes']) continue
+        expect(op['x-scopes'].length, `${method} ${path}`).toBe(1)
+        found[`${method.toUpperCase()} ${path}`] = op['x-scopes'][0]!
+        expect(op.description, `${method} ${path}`).toContain(`\`${op['x-scopes'][0]}\``)
+      }
+    }
+    expect(found).toEqual(table)
+  })
+
   test('a real validator (swagger-parser) accepts the document', async () => {
     // validate() dereferences in place: give it a copy.
     await expect(SwaggerParser.validate(JSON.parse(raw))).resolves.toBeDefined()

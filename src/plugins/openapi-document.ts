@@ -115,6 +115,12 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   const idempotent = operation['x-idempotent'] === true
   // An OAuth endpoint answers RFC 6749 error bodies: its declared responses are all there is.
   const oauth = operation['x-oauth'] === true
+  // x-scopes stays in the document (a valid extension, for generators), and is said in words too.
+  const scopes = Array.isArray(operation['x-scopes']) ? (operation['x-scopes'] as string[]) : []
+  if (scopes.length > 0) {
+    const said = `OAuth scope of an at_ token: ${scopes.map((s) => `\`${s}\``).join(', ')}.`
+    operation.description = typeof operation.description === 'string' ? `${operation.description}\n\n${said}` : said
+  }
   for (const key of ['x-auth', 'x-idempotent', 'x-oauth']) delete operation[key]
 
   const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).map(normalizeParameter)

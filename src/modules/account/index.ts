@@ -49,7 +49,7 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
         return { success: true, data, meta: accountMeta(services, { plan: account.plan, linksThisMonth: usage.links_this_month, requestsRemaining: usage.requests_remaining }) }
       },
       {
-        guestOrAccount: true,
+        guestOrAccount: { scopes: ['account:read'] },
         response: { 200: 'AccountStatusResponse', ...errorResponses('ACCOUNT_NOT_FOUND') },
         detail: {
           operationId: 'getAccountStatus',
@@ -84,7 +84,7 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
         }
       },
       {
-        account: true,
+        account: { scopes: ['billing:write'] },
         idempotent: true,
         body: 'UpgradeRequest',
         // No body (or null) means the defaults; done before validation so the schema sees an object.
@@ -113,7 +113,7 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
         }
       },
       {
-        account: true,
+        account: { scopes: ['account:read'] },
         params: t.Object({ checkout_id: t.String({ maxLength: 64, description: 'checkout_id from POST /account/upgrade' }) }),
         response: { 200: 'CheckoutStatusResponse', ...errorResponses('VALIDATION_FAILED', 'CHECKOUT_NOT_FOUND') },
         detail: { operationId: 'getCheckout', tags: ['account'], summary: 'State of an upgrade checkout of this account' },

@@ -79,6 +79,7 @@ export function conversionsModule(services: Services, auth: Auth) {
           // Authenticated here rather than by the auth option (a key or a signature), with the same
           // 401, 429 and rate-limit headers an mk_ route documents.
           'x-auth': 'mk',
+          'x-scopes': ['conversions:write'],
           description: [
             'Authenticated EITHER by `Authorization: Bearer <mk_ key>` of the clicked link\'s account (server side) OR, with no Authorization header, by `clickSignature` = the `mu_sig` the redirect appended (browser side: never put an API key in a browser).',
             'Rules (spec 2.6, 4.4): value >= 0 needs currency; purchase, sale and refund need externalOrderId; eventId is required otherwise; occurredAt defaults to now, must be after the click, at most 5 minutes ahead and within 30 days of the click (so must the report itself). A refund is a positive value, subtracted from revenue.',

@@ -33,7 +33,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { success: true, data: { domains, total: domains.length }, meta: meta(services, account, domains.length) }
       },
       {
-        account: true,
+        account: { scopes: ['domains:read'] },
         response: { 200: 'DomainListResponse', ...errorResponses() },
         detail: { operationId: 'listDomains', tags: ['domains'], summary: 'List your custom domains', description: 'Each with its verification state and the TXT record that proves control.' },
       },
@@ -47,7 +47,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { success: true, data: domain, meta: meta(services, account, total, hint) }
       },
       {
-        account: true,
+        account: { scopes: ['domains:write'] },
         idempotent: true,
         body: 'AddDomainRequest',
         response: { 201: 'DomainResponse', ...errorResponses('INVALID_DOMAIN', 'DOMAIN_RESERVED', 'DOMAIN_LIMIT_REACHED', 'DOMAIN_TAKEN') },
@@ -67,7 +67,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { success: true, data: domain, meta: meta(services, account, await countDomains(services, account.id)) }
       },
       {
-        account: true,
+        account: { scopes: ['domains:write'] },
         params: HostnameParams,
         response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
@@ -92,7 +92,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         }
       },
       {
-        account: true,
+        account: { scopes: ['domains:write'] },
         idempotent: true,
         params: HostnameParams,
         response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND') },

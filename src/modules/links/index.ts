@@ -40,7 +40,7 @@ export function linksModule(services: Services, auth: Auth) {
         }
       },
       {
-        guestOrAccount: true,
+        guestOrAccount: { scopes: ['links:write'] },
         idempotent: true,
         body: 'ShortenRequest',
         response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
@@ -82,7 +82,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices(data.links) }) }
       },
       {
-        account: true,
+        account: { scopes: ['links:read'] },
         query: LinkListQuery,
         response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED') },
         detail: {
@@ -102,7 +102,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data: { results, summary }, meta }
       },
       {
-        account: true,
+        account: { scopes: ['links:write'] },
         idempotent: true,
         body: 'BulkRequest',
         response: { 200: 'BulkResponse', ...errorResponses() },
@@ -125,7 +125,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },
       {
-        account: true,
+        account: { scopes: ['links:read'] },
         params: AliasParams,
         query: LinkQuery,
         response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
@@ -140,7 +140,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },
       {
-        account: true,
+        account: { scopes: ['links:write'] },
         idempotent: true,
         params: AliasParams,
         query: LinkQuery,
@@ -163,7 +163,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta: await currentAccountMeta(services, account) }
       },
       {
-        account: true,
+        account: { scopes: ['links:delete'] },
         params: AliasParams,
         query: LinkQuery,
         idempotent: true,

@@ -27,7 +27,7 @@ export function statsModule(services: Services, auth: Auth, { sections = [conver
         return { success: true, data, meta }
       },
       {
-        account: true,
+        account: { scopes: ['stats:read'] },
         params: AliasParams,
         query: StatsQuery,
         response: { 200: 'StatsResponse', ...errorResponses('VALIDATION_FAILED', 'STATS_REQUIRES_PRO', 'LINK_NOT_FOUND', 'STATS_UNAVAILABLE') },

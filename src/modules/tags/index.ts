@@ -40,7 +40,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, tags, meta: meta(services, account, tags.length) }
       },
       {
-        account: true,
+        account: { scopes: ['tags:read'] },
         response: { 200: 'TagListResponse', ...errorResponses() },
         detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${TAGS_PER_ACCOUNT} tags.` },
       },
@@ -53,7 +53,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, tag, meta: meta(services, account, total) }
       },
       {
-        account: true,
+        account: { scopes: ['tags:write'] },
         idempotent: true,
         body: 'CreateTagRequest',
         response: { 201: 'TagResponse', ...errorResponses('TAG_EXISTS', 'TAG_LIMIT_REACHED') },
@@ -74,7 +74,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: meta(services, account, total) }
       },
       {
-        account: true,
+        account: { scopes: ['tags:write'] },
         idempotent: true,
         params: TagIdParams,
         response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND') },
@@ -88,7 +88,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, tags, meta: meta(services, account) }
       },
       {
-        account: true,
+        account: { scopes: ['tags:read'] },
         params: LinkParams,
         query: DomainQuery,
         response: { 200: 'TagListResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
@@ -109,7 +109,7 @@ export function tagsModule(services: Services, auth: Auth) {
         }
       },
       {
-        account: true,
+        account: { scopes: ['tags:write'] },
         idempotent: true,
         params: LinkParams,
         query: DomainQuery,
@@ -136,7 +136,7 @@ export function tagsModule(services: Services, auth: Auth) {
         }
       },
       {
-        account: true,
+        account: { scopes: ['tags:write'] },
         idempotent: true,
         params: LinkTagParams,
         query: DomainQuery,
