@@ -68,3 +68,17 @@ export async function enforceRateLimit(
   }
   return headers
 }
+
+/**
+ * The per-client-IP limit of an unauthenticated route: one hit against `name` for the caller's address
+ * (the client-IP rule), the X-RateLimit headers returned, RATE_LIMITED (429) past `rate`.
+ */
+export function enforceIpLimit(
+  services: Pick<Services, 'config' | 'requestIP' | 'limiter' | 'now'>,
+  request: Request,
+  server: Server<unknown> | null | undefined,
+  name: string,
+  rate: { limit: number; windowMs: number },
+): Promise<Record<string, string>> {
+  return enforceRateLimit(services.limiter, `${name}:${clientIp(services, request, server)}`, rate.limit, rate.windowMs, services.now())
+}

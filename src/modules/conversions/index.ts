@@ -2,7 +2,7 @@
 // GET /api/analytics/link-conversion/pixel (a 1×1 GIF that never reports an error, rule 6). Both record
 // through recordConversion (service.ts), so the rules and the atomic claim are the same.
 import { Elysia } from 'elysia'
-import { clientIp, enforceRateLimit } from '../../plugins/client'
+import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Auth } from '../../plugins/auth'
 import type { Services } from '../../services'
@@ -59,9 +59,7 @@ export function conversionsModule(services: Services, auth: Auth) {
         Object.assign(set.headers, rateHeaders)
         if (caller === null) {
           // Signature calls come from browsers: limited per client IP (API keys have their per-key limit).
-          const ip = clientIp(services, request, server)
-          const { limit, windowMs } = CONVERSION_IP_RATE
-          Object.assign(set.headers, await enforceRateLimit(services.limiter, `conversion:${ip}`, limit, windowMs, services.now()))
+          Object.assign(set.headers, await enforceIpLimit(services, request, server, 'conversion', CONVERSION_IP_RATE))
         }
         const result = await recordConversion(services, body as ConversionInput, caller)
         set.status = result.created ? 201 : 200
@@ -97,9 +95,7 @@ export function conversionsModule(services: Services, auth: Auth) {
           const input = request.url.length <= MAX_PIXEL_URL ? pixelInput(new URL(request.url).searchParams) : null
           if (!input) services.counters.invalidPixels++
           else {
-            const ip = clientIp(services, request, server)
-            const { limit, windowMs } = CONVERSION_IP_RATE
-            await enforceRateLimit(services.limiter, `conversion:${ip}`, limit, windowMs, services.now())
+            await enforceIpLimit(services, request, server, 'conversion', CONVERSION_IP_RATE)
             // Never the Authorization header: the pixel is the browser path, signature only.
             await recordConversion(services, input, null)
           }

@@ -1,7 +1,7 @@
 // POST /api/v1/guest/token: start a guest session without signing up. Turning it into an account
 // (POST /api/v1/guest/register and /verify) belongs to the account module (account/registration.ts).
 import { Elysia } from 'elysia'
-import { clientIp, enforceRateLimit } from '../../plugins/client'
+import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestModels } from './model'
@@ -14,9 +14,7 @@ export function guestModule(services: Services) {
     .post(
       '/api/v1/guest/token',
       async ({ request, server, set }) => {
-        const ip = clientIp(services, request, server)
-        const { limit, windowMs } = GUEST_TOKEN_RATE
-        Object.assign(set.headers, await enforceRateLimit(services.limiter, `guest-token:${ip}`, limit, windowMs, services.now()))
+        Object.assign(set.headers, await enforceIpLimit(services, request, server, 'guest-token', GUEST_TOKEN_RATE))
         const { token, session } = await createGuestSession(services)
         set.headers['cache-control'] = 'no-store'
         return {

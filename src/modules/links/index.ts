@@ -2,7 +2,7 @@
 // get, update, delete).
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
-import { clientIp, enforceRateLimit } from '../../plugins/client'
+import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
@@ -59,9 +59,7 @@ export function linksModule(services: Services, auth: Auth) {
     .post(
       '/api/v1/alias/check',
       async ({ body, request, server, set }) => {
-        const ip = clientIp(services, request, server)
-        const { limit, windowMs } = ALIAS_CHECK_RATE
-        Object.assign(set.headers, await enforceRateLimit(services.limiter, `alias-check:${ip}`, limit, windowMs, services.now()))
+        Object.assign(set.headers, await enforceIpLimit(services, request, server, 'alias-check', ALIAS_CHECK_RATE))
         return { exists: await aliasExists(services, body.alias, body.domain) }
       },
       {

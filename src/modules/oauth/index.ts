@@ -2,7 +2,7 @@
 // error codes, no `data` envelope). This step: dynamic client registration (RFC 7591). Authorization,
 // consent, tokens, revocation and the discovery documents that name them come with them.
 import { Elysia } from 'elysia'
-import { clientIp, enforceRateLimit } from '../../plugins/client'
+import { enforceIpLimit } from '../../plugins/client'
 import { errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { oauthModels } from './model'
@@ -18,8 +18,7 @@ export function oauthModule(services: Services) {
     .post(
       '/oauth/register',
       async ({ body, request, server, set }) => {
-        const ip = clientIp(services, request, server)
-        await enforceRateLimit(services.limiter, `oauth-register:${ip}`, REGISTER_RATE.limit, REGISTER_RATE.windowMs, services.now())
+        await enforceIpLimit(services, request, server, 'oauth-register', REGISTER_RATE)
         const client = await registerClient(services, body)
         set.status = 201
         set.headers['cache-control'] = 'no-store'
