@@ -16,6 +16,9 @@ export const ID_PREFIXES = {
   oauthRequest: 'oreq_',
   oauthClient: 'cli_',
   session: 'ses_',
+  oauthToken: 'tok_',
+  tokenFamily: 'fam_',
+  signIn: 'sgn_',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

@@ -23,12 +23,31 @@ export interface GuestPrincipal {
   linkCount: number
 }
 
-/** The account behind a credential, and the credential's own id (an API key's). */
+/**
+ * The account behind a credential, and the credential's own id: an API key's (key_…), an Agent's
+ * (agt_…) for an at_ token, a session's (ses_…) for a signed-in human. Per-credential state (the
+ * request window shown by account status) is keyed by it.
+ */
 export interface AccountPrincipal {
   id: string
   email: string
   plan: Plan
   keyId: string
+}
+
+/** What an at_ token carries: the Agent it belongs to and the scopes it holds now (token ∩ Agent). */
+export interface AgentGrant {
+  agentId: string
+  tokenId: string
+  /** The OAuth client the token was issued to; null for a token the human minted directly. */
+  clientId: string | null
+  scopes: readonly string[]
+}
+
+/** A signed-in human (session cookie): state-changing calls must carry its CSRF token. */
+export interface SessionGrant {
+  sessionId: string
+  csrfToken: string
 }
 
 interface Authenticated {
@@ -40,7 +59,7 @@ interface Authenticated {
 
 export type Principal =
   | ({ kind: 'guest'; guest: GuestPrincipal } & Authenticated)
-  | ({ kind: 'account'; account: AccountPrincipal } & Authenticated)
+  | ({ kind: 'account'; account: AccountPrincipal; agent?: AgentGrant; session?: SessionGrant } & Authenticated)
 
 export type PrincipalKind = Principal['kind']
 
