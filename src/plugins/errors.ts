@@ -22,6 +22,12 @@ export const ERROR_STATUS = {
   DESTINATION_LOOPS: 400,
   /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
   UNAUTHORIZED: 401,
+  /** An at_ token without the scope this route needs; WWW-Authenticate names it (step-up). */
+  INSUFFICIENT_SCOPE: 403,
+  /** A route for the human only (Agent management, approvals, consent) called with an at_ token. */
+  HUMAN_ONLY: 403,
+  /** A state-changing call made with the session cookie lacks its X-CSRF-Token. */
+  CSRF_TOKEN_INVALID: 403,
   /** No such route. */
   NOT_FOUND: 404,
   /** A known path asked with a method it does not serve; the Allow header lists those it does. */
@@ -90,6 +96,10 @@ export const ERROR_STATUS = {
   BILLING_UNAVAILABLE: 503,
   /** The verification e-mail could not be handed to the mail server. */
   MAIL_UNAVAILABLE: 503,
+  /** No OAuth consent request with that id (unknown, or another account decided it). */
+  OAUTH_REQUEST_NOT_FOUND: 404,
+  /** The consent request was already approved or denied, or it expired (10 minutes). */
+  OAUTH_REQUEST_DECIDED: 409,
   /** A bug or an unexpected failure on our side; details are logged, never sent. */
   INTERNAL_ERROR: 500,
   /** A backing store (Postgres) does not answer. */
@@ -119,6 +129,9 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   INVALID_URL: 'url must be an absolute http:// or https:// URL with a host, at most 2048 characters.',
   DESTINATION_LOOPS: 'url must not lead back to this service (its short domain, API host, custom domains or this machine\'s addresses).',
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
+  INSUFFICIENT_SCOPE: 'This token lacks the scope this endpoint needs; WWW-Authenticate names it. Ask the human for it (authorize again with that scope).',
+  HUMAN_ONLY: 'This endpoint is for the human owner of the account (API key or signed-in session); an Agent token cannot call it.',
+  CSRF_TOKEN_INVALID: 'Send the session\'s CSRF token in the X-CSRF-Token header with every state-changing call made with the session cookie.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   METHOD_NOT_ALLOWED: 'This path does not serve that method; the Allow header lists the ones it does.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',
@@ -153,6 +166,8 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   WEBHOOK_SIGNATURE_INVALID: 'The webhook signature is missing, wrong or too old.',
   BILLING_UNAVAILABLE: 'The payment provider is unavailable; nothing was charged. Retry shortly.',
   MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',
+  OAUTH_REQUEST_NOT_FOUND: 'No consent request with that id; it may belong to another account.',
+  OAUTH_REQUEST_DECIDED: 'This consent request is no longer pending (decided or expired); the client has to start the authorization again.',
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',
   SERVICE_UNAVAILABLE: 'A backing service is unavailable; retry shortly.',
   CLICK_SIGNATURE_INVALID: 'clickSignature must be the mu_sig that came with this mu_click, unchanged.',
