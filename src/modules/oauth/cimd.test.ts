@@ -1,7 +1,7 @@
 // Client ID Metadata Documents: fetched from a real server on loopback (CIMD_ALLOW_HTTP_LOOPBACK on), and
 // refused before any connection without that setting. DNS is injected, so no test asks a real resolver.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseConfig } from '../../core/config'
@@ -353,6 +353,7 @@ console.log(JSON.stringify(outcomes))
 `,
     )
     const child = Bun.spawnSync([process.execPath, 'child.ts'], { cwd: dir, env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') }, stderr: 'pipe' })
+    rmSync(dir, { recursive: true, force: true })
     const output = child.stdout.toString()
     expect(child.exitCode, `${output}\n${child.stderr.toString()}`).toBe(0)
     expect(JSON.parse(output)).toEqual([true, 'client_id: the metadata document could not be fetched (connection or TLS failure).'])
