@@ -7,6 +7,7 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { agentsModule } from './modules/agents'
+import { mcpModule } from './mcp'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/agents/scopes'
@@ -63,6 +64,7 @@ export function createApi(deps: ApiDeps) {
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
     .use(agentsModule(services, auth))
+    .use(mcpModule(services, auth, { dispatch: (request) => app.handle(request) }))
     .use(internalModule(services))
 }
 

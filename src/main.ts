@@ -41,7 +41,7 @@ const redirector = await createRedirector(config, {
 })
 
 /** First path segments that belong to the API; everything else is a short link. */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/']
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/']
 
 function isApiPath(url: string): boolean {
   const path = url.slice(url.indexOf('/', url.indexOf('//') + 2))

@@ -15,6 +15,7 @@ import { Elysia } from 'elysia'
 import type { Plan } from '../db/schema'
 import { sameSecret } from '../lib/secrets'
 import { ApiError } from './errors'
+import { onBehalfOf } from './on-behalf'
 
 /** A guest session: what a gt_ token unlocks (its counters as of this request). */
 export interface GuestPrincipal {
@@ -166,6 +167,18 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
     return principal
   }
+  /**
+   * A request the app made to itself for a caller it already authenticated (plugins/on-behalf.ts, an MCP
+   * tool's call): that principal, held to this route's mode and scopes, without a second lookup of the
+   * token or a second hit on its rate limit. Null for every request that came from outside.
+   */
+  function delegated(mode: AuthMode, option: AuthOption, request: Request): Principal | null {
+    const principal = onBehalfOf(request)?.principal
+    if (!principal) return null
+    if (!MODE_KINDS[mode].includes(principal.kind)) throw unauthorized(new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}.`), resourceMetadataUrl, true)
+    holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    return principal
+  }
   /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */
   async function human(request: Request): Promise<Principal> {
     const header = request.headers.get('authorization')
@@ -179,10 +192,14 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     }
     return authenticate('human', header)
   }
-  return { plugin: authMacros(authenticate, human), authenticate }
+  return { plugin: authMacros(authenticate, human, delegated), authenticate }
 }
 
-function authMacros(authenticate: Auth['authenticate'], human: (request: Request) => Promise<Principal>) {
+function authMacros(
+  authenticate: Auth['authenticate'],
+  human: (request: Request) => Promise<Principal>,
+  delegated: (mode: AuthMode, option: AuthOption, request: Request) => Principal | null,
+) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
   const guard = (mode: AuthMode, option: AuthOption) => ({
@@ -192,7 +209,8 @@ function authMacros(authenticate: Auth['authenticate'], human: (request: Request
       ...(option !== true && { 'x-scopes': option.scopes }),
     } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
-      const principal = mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option)
+      const principal =
+        delegated(mode, option, request) ?? (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
       Object.assign(set.headers, principal.rateHeaders)
       principals.set(request, principal)
     },

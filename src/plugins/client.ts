@@ -7,12 +7,16 @@ import type { LimitResult, Limiter } from '../adapters/ports'
 import { clientAddress, type Peer } from '../core/client-ip'
 import type { Services } from '../services'
 import { ApiError } from './errors'
+import { onBehalfOf } from './on-behalf'
 
 export function clientIp(
   services: Pick<Services, 'config' | 'requestIP'>,
   request: Request,
   server: Server<unknown> | null | undefined,
 ): string {
+  // A request the app made to itself for a caller (an MCP tool's) is that caller's.
+  const forwarded = onBehalfOf(request)?.clientIp
+  if (forwarded !== undefined) return forwarded
   try {
     return clientAddress(services.config.clientIp, request, peerOf(services, server)) || 'unknown'
   } catch {

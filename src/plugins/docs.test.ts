@@ -50,10 +50,14 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['patch', '/api/v1/agents/{agentId}', true],
   ['post', '/api/v1/agents/{agentId}/tokens', true],
   ['post', '/api/v1/agents/{agentId}/kill', true],
+  ['post', '/mcp', true],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
 const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill'])
+
+/** Routes for OAuth access tokens alone (the MCP endpoint): never an API key or a guest token. */
+const OAUTH_ONLY = new Set(['/mcp'])
 
 /** RFC 6749 / 7009 requests: form-encoded bodies. */
 const FORM = new Set(['/oauth/token', '/oauth/revoke'])
@@ -61,8 +65,8 @@ const FORM = new Set(['/oauth/token', '/oauth/revoke'])
 /** OAuth endpoints answer RFC 6749 error bodies (OAuthErrorResponse), not ErrorResponse with code examples. */
 const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
-/** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages); checked on their own below. */
-const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke'])
+/** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages, MCP's event stream); checked on their own below. */
+const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', '/mcp'])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill'])
@@ -98,7 +102,13 @@ describe('GET /swagger/json', () => {
       expect(op.tags?.length, where).toBeGreaterThan(0)
       expect(typeof op.summary, where).toBe('string')
       const scopes = op['x-scopes'] as string[] | undefined
-      const security = !auth ? [] : HUMAN.has(path) ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }, ...(scopes ? [{ oauth2: scopes }] : [])]
+      const security = !auth
+        ? []
+        : HUMAN.has(path)
+          ? [{ bearerAuth: [] }, { sessionCookie: [] }]
+          : OAUTH_ONLY.has(path)
+            ? [{ oauth2: [] }]
+            : [{ bearerAuth: [] }, ...(scopes ? [{ oauth2: scopes }] : [])]
       expect(op.security, where).toEqual(security)
       if (NOT_JSON.has(path)) continue
       for (const [status, response] of Object.entries(op.responses as Record<string, { description?: string; content?: object }>)) {
@@ -192,6 +202,17 @@ describe('GET /swagger/json', () => {
     expect(Object.keys(confirm.requestBody.content)).toEqual(['application/x-www-form-urlencoded'])
     expect(Object.keys(confirm.responses['200'].content).sort()).toEqual(['application/json', 'text/html'])
     expect(doc.servers?.length).toBeGreaterThan(0)
+  })
+
+  test('the MCP endpoint: a JSON-RPC body, a JSON answer or an event stream, its 401 and Origin refusal', () => {
+    const mcp = doc.paths['/mcp'].post
+    const where = JSON.stringify(mcp).slice(0, 600)
+    expect(Object.keys(mcp.requestBody.content), where).toEqual(['application/json'])
+    expect(doc.components.schemas.McpMessage.examples.length, where).toBeGreaterThan(0)
+    expect(Object.keys(mcp.responses['200'].content).sort(), where).toEqual(['application/json', 'text/event-stream'])
+    expect(Object.keys(mcp.responses['401'].content['application/json'].examples), where).toEqual(['UNAUTHORIZED'])
+    expect(Object.keys(mcp.responses['403'].content['application/json'].examples), where).toEqual(['ORIGIN_NOT_ALLOWED'])
+    expect(Object.keys(mcp.responses['200'].headers), where).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
   })
 
   test('every route an API key may call names the one OAuth scope an at_ token will need (the route → scope table)', () => {

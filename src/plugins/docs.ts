@@ -25,6 +25,7 @@ export const API_TAGS = [
   { name: 'conversions', description: 'Report sign-ups, leads and sales of a click (Pro attribution)' },
   { name: 'oauth', description: 'OAuth 2.1 for machine clients (RFC shapes, no data envelope)' },
   { name: 'agents', description: 'Identities of machine clients: scopes, tokens, the kill switch (for the human)' },
+  { name: 'mcp', description: 'The MCP endpoint: the API\'s operations as tools for an AI host (Streamable HTTP, OAuth)' },
   { name: 'billing', description: 'Checkout pages for people and the payment provider\'s webhook' },
   { name: 'system', description: 'Health' },
 ]

@@ -1,0 +1,80 @@
+// A tool call is its REST call: the request the REST client would send, handled by the same app in
+// process and marked as made for the MCP caller (plugins/on-behalf.ts), so the route applies its scope,
+// rate limit, idempotency, approval, audit and dry_run exactly as for REST. Its answer becomes the
+// tool result: the REST JSON as structuredContent, a line and the JSON as text; an error is a tool
+// error (isError) with the API's code and hint, never a protocol error; a 202 is the held approval.
+import type { CallToolResult } from '@modelcontextprotocol/server'
+import type { Principal } from '../plugins/auth'
+import { actOnBehalfOf } from '../plugins/on-behalf'
+import type { Args, Json, ToolSpec } from './tools'
+
+/** The app's own request handler (app.handle). */
+export type Dispatch = (request: Request) => Promise<Response>
+
+/** Who called /mcp, as its request authenticated them. */
+export interface Caller {
+  /** The at_ token, sent on with the REST call: the route sees the very credential the client sent. */
+  token: string
+  principal: Principal
+  clientIp: string
+}
+
+export interface DispatchContext {
+  /** The issuer (PUBLIC_API_URL): base of the REST calls and of the URLs handed to people. */
+  issuer: string
+  dispatch: Dispatch
+}
+
+/** Where a human decides a held operation. */
+export function approvalPageUrl(issuer: string, approvalId: string): string {
+  return `${issuer}/api/v1/agent/approvals/${encodeURIComponent(approvalId)}`
+}
+
+export async function callTool(tool: ToolSpec, args: Args, caller: Caller, context: DispatchContext): Promise<CallToolResult> {
+  const call = tool.rest(args)
+  const url = new URL(call.path, context.issuer)
+  for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
+  const headers: Record<string, string> = { authorization: `Bearer ${caller.token}`, accept: 'application/json' }
+  if (call.body) headers['content-type'] = 'application/json'
+  const request = new Request(url.href, { method: call.method, headers, ...(call.body && { body: JSON.stringify(call.body) }) })
+  actOnBehalfOf(request, { via: 'mcp', tool: tool.name, principal: caller.principal, clientIp: caller.clientIp })
+  const response = await context.dispatch(request)
+  const body = await jsonOf(response)
+  if (!body) return failure('INTERNAL_ERROR', `${call.method} ${url.pathname} answered ${response.status} without a JSON body.`)
+  if (response.status === 202) return held(tool, body, context.issuer)
+  if (response.status >= 300) return failure(typeof body.error === 'string' ? body.error : `HTTP_${response.status}`, typeof body.hint === 'string' ? body.hint : '', body)
+  if (args.dry_run === true && body.meta?.dry_run !== true) {
+    // Said loudly: a caller that asked for a dry run must not believe nothing happened.
+    return failure('DRY_RUN_NOT_HONOURED', `The server carried ${tool.name} out: this version does not support dry_run for it. The result is in structuredContent.`, body)
+  }
+  return { content: [text(`${tool.summary(body, args)}\n\n${JSON.stringify(body)}`)], structuredContent: body }
+}
+
+async function jsonOf(response: Response): Promise<Json | null> {
+  try {
+    const value: unknown = await response.json()
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : null
+  } catch {
+    return null
+  }
+}
+
+const text = (value: string) => ({ type: 'text' as const, text: value })
+
+function failure(code: string, hint: string, body?: Json): CallToolResult {
+  return { isError: true, content: [text(`${code}: ${hint}${body ? `\n\n${JSON.stringify(body)}` : ''}`)], structuredContent: body ?? { success: false, error: code, hint } }
+}
+
+/** A 202: the operation waits for a human; the caller gets what to show them and what to poll. */
+function held(tool: ToolSpec, body: Json, issuer: string): CallToolResult {
+  const approval: Json = body.data?.approval ?? {}
+  const id = String(approval.id ?? '')
+  const url = approvalPageUrl(issuer, id)
+  const line =
+    `Held for approval: ${tool.name} runs only once a human approves it. Approval ${id} is ${String(approval.status ?? 'pending')}; ` +
+    `ask the human to open ${url}. The approval (GET /api/v1/agent/approvals/${id}) says when it has run and what it answered.`
+  return {
+    content: [text(`${line}\n\n${JSON.stringify(body)}`)],
+    structuredContent: { held: true, approval: { ...approval, url } },
+  }
+}

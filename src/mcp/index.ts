@@ -1,0 +1,135 @@
+// The MCP endpoint (DESIGN "Machine access", MCP): POST /mcp, Streamable HTTP, stateless (a fresh
+// server per request, no sessions; GET and DELETE are 405), both protocol eras through the SDK's
+// web-standard handler. In front of it, per the MCP authorization spec:
+//   1. Origin, when sent, must be the API's own (403 ORIGIN_NOT_ALLOWED): a web page cannot drive it.
+//   2. An OAuth access token (at_) checked by the API's own authenticator (audience, expiry, revocation,
+//      kill switch, the Agent's rate limit). An API key or a guest token is 401 like no token: an MCP
+//      host must not hold the account's key, and the challenge sends it to OAuth instead. Every 401
+//      names the /mcp protected resource metadata and the scopes the tools need.
+// Tools then run as REST calls made on the caller's behalf (dispatch.ts).
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server'
+import type { Server } from 'bun'
+import { Elysia, t } from 'elysia'
+import { TOKEN_PREFIXES } from '../lib/secrets'
+import { protectedResourceMetadataUrl } from '../modules/oauth/discovery'
+import { readBearer, type Auth } from '../plugins/auth'
+import { clientIp } from '../plugins/client'
+import { ApiError, ERROR_CODES_KEYWORD, errors, FreeForm, Int } from '../plugins/errors'
+import type { Services } from '../services'
+import type { Caller, Dispatch } from './dispatch'
+import { mcpServer } from './server'
+import { TOOL_SCOPES, TOOLS } from './tools'
+
+/** For the audit: `onBehalfOf(request)?.via === 'mcp'` on a REST route tells a tool's call from a REST client's. */
+export { onBehalfOf } from '../plugins/on-behalf'
+export { approvalPageUrl } from './dispatch'
+
+export const MCP_PATH = '/mcp'
+
+export interface McpOptions {
+  /** The app's own request handler: tools call the REST routes through it. */
+  dispatch: Dispatch
+}
+
+const McpMessage = t.Object(
+  {
+    jsonrpc: t.Literal('2.0'),
+    id: t.Optional(t.Union([t.String(), Int()])),
+    method: t.Optional(t.String()),
+    params: t.Optional(FreeForm()),
+  },
+  {
+    additionalProperties: true,
+    description: 'A JSON-RPC 2.0 message of the Model Context Protocol (2025 revisions, or 2026-07-28 with its _meta envelope)',
+    examples: [{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_link', arguments: { url: 'https://example.com/launch', alias: 'launch-2026' } } }],
+  },
+)
+
+const TOOL_LIST = TOOLS.map((tool) => `${tool.name} (${tool.scope ?? 'no scope'})`).join(', ')
+
+/** `answer` with the caller's X-RateLimit-* and no-store added. */
+function withHeaders(answer: Response, extra: Record<string, string>): Response {
+  const headers = new Headers(answer.headers)
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value)
+  headers.set('cache-control', 'no-store')
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers })
+}
+
+export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptions) {
+  const issuer = services.config.publicApiUrl
+  const ownOrigin = new URL(issuer).origin
+  const resourceMetadataUrl = `${protectedResourceMetadataUrl(services.config)}${MCP_PATH}`
+  const context = { issuer, dispatch }
+  const handler = createMcpHandler(({ authInfo }) => mcpServer(callerOf(authInfo), context), { legacy: 'stateless' })
+
+  /** RFC 6750 3 / RFC 9728 5.1, and the scopes to ask for (MCP authorization: the client requests these). */
+  const challenge = (tokenSent: boolean) =>
+    `Bearer resource_metadata="${resourceMetadataUrl}", scope="${TOOL_SCOPES.join(' ')}"${tokenSent ? ', error="invalid_token"' : ''}`
+
+  async function authenticate(request: Request, server: Server<unknown> | null): Promise<Caller> {
+    const header = request.headers.get('authorization')
+    try {
+      const token = readBearer(header)
+      if (!token.startsWith(TOKEN_PREFIXES.access)) {
+        throw new ApiError('UNAUTHORIZED', 'The MCP endpoint takes an OAuth access token (at_), never an API key or a guest token: connect through OAuth, starting at the resource_metadata URL in WWW-Authenticate.')
+      }
+      // The API's authenticator: every scope is a tool's business, checked by its REST route.
+      const principal = await auth.authenticate('mk', header, { scopes: [] })
+      return { token, principal, clientIp: clientIp(services, request, server) }
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error
+      throw new ApiError(error.code, error.hint, { ...error.extra, headers: { ...error.extra.headers, 'www-authenticate': challenge(header !== null && header.trim() !== '') } })
+    }
+  }
+
+  return new Elysia({ name: 'mcp' })
+    .use(errors)
+    .model({ McpMessage })
+    .post(
+      MCP_PATH,
+      async ({ request, body, server }) => {
+        const origin = request.headers.get('origin')
+        if (origin !== null && origin !== ownOrigin) throw new ApiError('ORIGIN_NOT_ALLOWED')
+        const caller = await authenticate(request, server)
+        const answer = await handler.fetch(request, { authInfo: authInfoOf(caller), parsedBody: body })
+        return withHeaders(answer, caller.principal.rateHeaders)
+      },
+      {
+        detail: {
+          operationId: 'mcp',
+          tags: ['mcp'],
+          summary: 'The MCP endpoint (Streamable HTTP, stateless)',
+          description:
+            'For MCP hosts (AI agents): one JSON-RPC message per POST, answered as JSON (or an event stream for a 2025-revision client); no sessions, so GET and DELETE are 405. ' +
+            'Takes only an OAuth access token (at_): without one, or with an API key, 401 with WWW-Authenticate naming the resource metadata (/.well-known/oauth-protected-resource/mcp) and the scopes the tools need. ' +
+            'A request with an Origin header other than this API\'s is 403 ORIGIN_NOT_ALLOWED. ' +
+            `Tools, each the REST operation of the same name with its scope, limits, approvals, audit and dry_run: ${TOOL_LIST}. ` +
+            'A REST error comes back as a tool result with isError and the error code; an operation held for approval as a result with the approval and the URL a human opens.',
+          security: [{ oauth2: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/McpMessage' } } } },
+          responses: {
+            200: {
+              description: 'The JSON-RPC answer (a tool error is a result with isError, not an HTTP error)',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/McpMessage' } }, 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            202: { description: 'A notification or response accepted (no body)' },
+            403: { [ERROR_CODES_KEYWORD]: ['ORIGIN_NOT_ALLOWED'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } },
+          },
+          'x-auth': 'mk',
+        } as Record<string, unknown>,
+      },
+    )
+}
+
+/** What the handler passes to the factory untouched: the caller, for the tools. */
+function authInfoOf(caller: Caller): AuthInfo {
+  const agent = caller.principal.kind === 'account' ? caller.principal.agent : undefined
+  return { token: caller.token, clientId: agent?.clientId ?? agent?.agentId ?? '', scopes: [...(agent?.scopes ?? [])], extra: { caller } }
+}
+
+function callerOf(authInfo: AuthInfo | undefined): Caller {
+  const caller = authInfo?.extra?.caller as Caller | undefined
+  // Unreachable: the route authenticates before the handler builds a server.
+  if (!caller) throw new ApiError('UNAUTHORIZED')
+  return caller
+}
