@@ -7,6 +7,8 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { agentsModule } from './modules/agents'
+import { approvalsModule, executeThrough } from './modules/approvals'
+import { holdCall } from './modules/approvals/service'
 import { mcpModule } from './mcp'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
@@ -21,6 +23,8 @@ import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { createAuth, type Auth } from './plugins/auth'
+import { clientIp } from './plugins/client'
+import { onBehalfOf } from './plugins/on-behalf'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
 import { docs } from './plugins/docs'
@@ -40,8 +44,37 @@ export function apiAuth(services: Services): Auth {
       { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
       { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
     ],
-    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config) },
+    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config), hold: (call) => holdCall(services, call) },
   )
+}
+
+/**
+ * One audit event per Agent (at_) call, accepted or refused, after its answer is sent: the recorder
+ * only queues it (src/modules/audit), so the call is never slowed or failed by its audit.
+ */
+function auditAgentCalls(services: Services, auth: Auth) {
+  return new Elysia({ name: 'audit.agent-calls' }).onAfterResponse({ as: 'global' }, ({ request, set, server, responseValue }) => {
+    const call = auth.agentCall(request)
+    if (!call || !services.audit) return
+    const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
+    const url = new URL(request.url)
+    services.audit.record({
+      accountId: call.accountId,
+      agentId: call.agentId,
+      // A tool's call to its REST route is marked in process (plugins/on-behalf.ts); anything else is REST.
+      via: onBehalfOf(request)?.via ?? 'rest',
+      operation: call.operation,
+      method: request.method,
+      path: url.pathname,
+      status,
+      scopesUsed: [...call.scopes],
+      approvalId: call.approvalId,
+      dryRun: url.searchParams.get('dry_run') === 'true',
+      durationMs: performance.now() - call.started,
+      ip: clientIp(services, request, server),
+      at: call.at,
+    })
+  })
 }
 
 export function createApi(deps: ApiDeps) {
@@ -50,6 +83,7 @@ export function createApi(deps: ApiDeps) {
   const app: Elysia = new Elysia({ name: 'api' })
   return app
     .decorate('services', services)
+    .use(auditAgentCalls(services, auth))
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
     .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS] }))
@@ -64,6 +98,7 @@ export function createApi(deps: ApiDeps) {
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
     .use(agentsModule(services, auth))
+    .use(approvalsModule(services, auth, executeThrough(services, auth, (request) => app.handle(request))))
     .use(mcpModule(services, auth, { dispatch: (request) => app.handle(request) }))
     .use(internalModule(services))
 }

@@ -44,6 +44,10 @@ export interface AgentGrant {
   /** The OAuth client the token was issued to; null for a token the human minted directly. */
   clientId: string | null
   scopes: readonly string[]
+  /** Operations the Agent's policy holds for a human decision (`links.delete`, …). */
+  requireApproval: readonly string[]
+  /** Set when this request is the execution of an approved one: it is not held again. */
+  approvalId?: string
 }
 
 /** A signed-in human (session cookie): state-changing calls must carry its CSRF token. */
@@ -91,7 +95,16 @@ const ACCEPTS: Record<AuthMode, string> = {
  * table, shown in the document). Guest tokens, API keys and sessions hold every scope of their kind; an
  * at_ token is refused (403 HUMAN_ONLY) by a route that names no scope.
  */
-export type AuthOption = true | { scopes: readonly string[] }
+export type AuthOption = true | { scopes: readonly string[]; operation?: string }
+
+/** An Agent's call to an operation its policy holds: what the hold hook needs to keep it for a human. */
+export interface HeldCall {
+  principal: Principal & { kind: 'account'; agent: AgentGrant }
+  operation: string
+  scopes: readonly string[]
+  request: Request
+  body: unknown
+}
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
 const BEARER = /^Bearer +(\S+) *$/i
@@ -116,6 +129,27 @@ export interface Auth {
    * header, held to `scopes` when it is an Agent's token.
    */
   authenticate(mode: AuthMode, header: string | null, option?: AuthOption): Promise<Principal>
+  /**
+   * Runs an in-process request as `principal` without a bearer token (the execution of an approved
+   * call): the request object itself is the credential, so nothing a client sends can claim it.
+   */
+  runAs(request: Request, principal: Principal): Request
+  /** The Agent call a request made, accepted or refused (undefined for every other caller). */
+  agentCall(request: Request): AgentCall | undefined
+}
+
+/** An Agent's call, accepted or refused, as its audit event needs it. */
+export interface AgentCall {
+  accountId: string
+  agentId: string
+  /** The route's policy operation, else its scope as a name (`links.read`). */
+  operation: string
+  scopes: readonly string[]
+  /** The approval this call created (a 202) or executes. */
+  approvalId?: string
+  /** Unix ms and performance.now() when the request reached authentication. */
+  at: number
+  started: number
 }
 
 export interface AuthOptions {
@@ -123,6 +157,11 @@ export interface AuthOptions {
   resourceMetadataUrl: string
   /** The signed-in human of a request (session cookie), or null; routes in `human` mode accept it. */
   session?: (request: Request) => Promise<Principal | null>
+  /**
+   * Keeps an Agent's call to an operation its policy names for a human decision: answers the 202 (and
+   * the route does not run), or null to let it run. Not called for a dry run or an approved execution.
+   */
+  hold?: (call: HeldCall) => Promise<{ response: Response; approvalId: string } | null>
 }
 
 /** The challenge of a 401 (RFC 6750 3, RFC 9728 5.1): `error="invalid_token"` only when a token was sent. */
@@ -164,8 +203,19 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
       if (error instanceof ApiError && error.status === 401) throw unauthorized(error, resourceMetadataUrl, header !== null && header.trim() !== '')
       throw error
     }
-    holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    holdAgent(principal, mode, option)
     return principal
+  }
+  /** holdScopes, naming the Agent on a refusal so that its audit event is written. */
+  function holdAgent(principal: Principal, mode: AuthMode, option: AuthOption): void {
+    try {
+      holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    } catch (error) {
+      if (error instanceof ApiError && principal.kind === 'account' && principal.agent) {
+        error.extra.agent = { accountId: principal.account.id, agentId: principal.agent.agentId }
+      }
+      throw error
+    }
   }
   /**
    * A request the app made to itself for a caller it already authenticated (plugins/on-behalf.ts, an MCP
@@ -176,7 +226,7 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     const principal = onBehalfOf(request)?.principal
     if (!principal) return null
     if (!MODE_KINDS[mode].includes(principal.kind)) throw unauthorized(new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}.`), resourceMetadataUrl, true)
-    holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    holdAgent(principal, mode, option)
     return principal
   }
   /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */
@@ -192,13 +242,33 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     }
     return authenticate('human', header)
   }
-  return { plugin: authMacros(authenticate, human, delegated), authenticate }
+  const preauthorized = new WeakMap<Request, Principal>()
+  const runAs = (request: Request, principal: Principal) => {
+    preauthorized.set(request, principal)
+    return request
+  }
+  const calls = new WeakMap<Request, AgentCall>()
+  return {
+    plugin: authMacros(authenticate, human, preauthorized, delegated, options.hold, calls),
+    authenticate,
+    runAs,
+    agentCall: (request) => calls.get(request),
+  }
+}
+
+/** The operation an audit event names: the route's policy operation, else its scope (`links:read` → `links.read`). */
+function operationOf(option: AuthOption): string {
+  if (option === true) return 'human_only'
+  return option.operation ?? option.scopes[0]?.replace(':', '.') ?? 'agent_read'
 }
 
 function authMacros(
   authenticate: Auth['authenticate'],
   human: (request: Request) => Promise<Principal>,
+  preauthorized: WeakMap<Request, Principal>,
   delegated: (mode: AuthMode, option: AuthOption, request: Request) => Principal | null,
+  hold: AuthOptions['hold'],
+  calls: WeakMap<Request, AgentCall>,
 ) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
@@ -206,14 +276,54 @@ function authMacros(
     detail: {
       security: mode === 'human' ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
       'x-auth': mode,
-      ...(option !== true && { 'x-scopes': option.scopes }),
+      ...(option !== true && option.scopes.length > 0 && { 'x-scopes': option.scopes }),
+      ...(option !== true && option.operation && { 'x-operation': option.operation }),
     } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
-      const principal =
-        delegated(mode, option, request) ?? (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
+      const at = Date.now()
+      const started = performance.now()
+      const scopes = option === true ? [] : option.scopes
+      let principal: Principal
+      try {
+        principal =
+          preauthorized.get(request) ??
+          delegated(mode, option, request) ??
+          (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
+      } catch (error) {
+        const agent = error instanceof ApiError ? error.extra.agent : undefined
+        if (agent) calls.set(request, { ...agent, operation: operationOf(option), scopes, at, started })
+        throw error
+      }
+      if (principal.kind === 'account' && principal.agent) {
+        calls.set(request, {
+          accountId: principal.account.id,
+          agentId: principal.agent.agentId,
+          operation: operationOf(option),
+          scopes,
+          ...(principal.agent.approvalId && { approvalId: principal.agent.approvalId }),
+          at,
+          started,
+        })
+      }
       Object.assign(set.headers, principal.rateHeaders)
       principals.set(request, principal)
     },
+    // After validation (a held call is a valid one), before the route and its idempotency claim.
+    ...(option !== true &&
+      option.operation &&
+      hold && {
+        async beforeHandle({ request, body }: { request: Request; body: unknown }) {
+          const principal = principals.get(request)
+          if (principal?.kind !== 'account' || !principal.agent || principal.agent.approvalId) return
+          if (!principal.agent.requireApproval.includes(option.operation!)) return
+          if (new URL(request.url).searchParams.get('dry_run') === 'true') return
+          const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body })
+          if (!held) return
+          const call = calls.get(request)
+          if (call) call.approvalId = held.approvalId
+          return held.response
+        },
+      }),
   })
   const principalOf = (request: Request): Principal => {
     const principal = principals.get(request)

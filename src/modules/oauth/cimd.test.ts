@@ -83,6 +83,7 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
       client_uri: 'https://agent.example/',
       logo_uri: 'https://agent.example/logo.png',
       jwks_uri: 'https://agent.example/jwks.json',
+      grant_types: ['authorization_code', 'refresh_token'],
     })
     const view = await fetchClientMetadataDocument(withLoopback, clientId, fresh())
     expect(view).toEqual({
@@ -91,9 +92,10 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
       redirect_uris: ['http://127.0.0.1:7777/callback', 'com.example.agent:/cb'],
       scope: 'links:read offline_access',
       client_uri: 'https://agent.example/',
+      refreshable: true,
     })
     const minimal = serveDocument('/minimal.json', { client_name: undefined, token_endpoint_auth_method: undefined })
-    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({ client_id: minimal, client_name: null, redirect_uris: ['http://127.0.0.1:7777/callback'], scope: null, client_uri: null })
+    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({ client_id: minimal, client_name: null, redirect_uris: ['http://127.0.0.1:7777/callback'], scope: null, client_uri: null, refreshable: false })
   })
 
   test('a document must name the URL it is served from, exactly', async () => {

@@ -50,6 +50,8 @@ export interface ClientView {
   /** The scope the document declares, normalized; it may name scopes this server does not have. */
   scope: string | null
   client_uri: string | null
+  /** Whether the document lists the refresh_token grant (grant_types; default authorization_code only). */
+  refreshable: boolean
 }
 
 /** A host name's addresses. Default: the system resolver (node:dns lookup, all addresses). */
@@ -196,6 +198,7 @@ function clientView(clientId: string, doc: unknown): ClientView {
     redirect_uris: Object.freeze([...new Set(redirectUris)]) as string[], // frozen: cached views are shared
     scope: scopes.length > 0 ? scopes.join(' ') : null,
     client_uri: clientUri,
+    refreshable: Array.isArray(doc.grant_types) && doc.grant_types.includes('refresh_token'),
   })
 }
 
