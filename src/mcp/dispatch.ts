@@ -25,10 +25,6 @@ export interface DispatchContext {
   dispatch: Dispatch
 }
 
-/** Where a human decides a held operation. */
-export function approvalPageUrl(issuer: string, approvalId: string): string {
-  return `${issuer}/api/v1/agent/approvals/${encodeURIComponent(approvalId)}`
-}
 
 export async function callTool(tool: ToolSpec, args: Args, caller: Caller, context: DispatchContext): Promise<CallToolResult> {
   const call = tool.rest(args)
@@ -41,7 +37,7 @@ export async function callTool(tool: ToolSpec, args: Args, caller: Caller, conte
   const response = await context.dispatch(request)
   const body = await jsonOf(response)
   if (!body) return failure('INTERNAL_ERROR', `${call.method} ${url.pathname} answered ${response.status} without a JSON body.`)
-  if (response.status === 202) return held(tool, body, context.issuer)
+  if (response.status === 202) return held(tool, body, new URL(response.headers.get('location') ?? '/api/v1/agent/approvals', context.issuer).href)
   if (response.status >= 300) return failure(typeof body.error === 'string' ? body.error : `HTTP_${response.status}`, typeof body.hint === 'string' ? body.hint : '', body)
   if (args.dry_run === true && body.meta?.dry_run !== true) {
     // Said loudly: a caller that asked for a dry run must not believe nothing happened.
@@ -65,14 +61,17 @@ function failure(code: string, hint: string, body?: Json): CallToolResult {
   return { isError: true, content: [text(`${code}: ${hint}${body ? `\n\n${JSON.stringify(body)}` : ''}`)], structuredContent: body ?? { success: false, error: code, hint } }
 }
 
-/** A 202: the operation waits for a human; the caller gets what to show them and what to poll. */
-function held(tool: ToolSpec, body: Json, issuer: string): CallToolResult {
+/**
+ * A 202: the operation waits for a human. The caller gets the approval, the page the human opens to
+ * decide (review_url) and what to poll (get_approval, or the Location the route answered).
+ */
+function held(tool: ToolSpec, body: Json, location: string): CallToolResult {
   const approval: Json = body.data?.approval ?? {}
   const id = String(approval.id ?? '')
-  const url = approvalPageUrl(issuer, id)
+  const url = typeof approval.review_url === 'string' ? approval.review_url : location
   const line =
     `Held for approval: ${tool.name} runs only once a human approves it. Approval ${id} is ${String(approval.status ?? 'pending')}; ` +
-    `ask the human to open ${url}. The approval (GET /api/v1/agent/approvals/${id}) says when it has run and what it answered.`
+    `ask the human to open ${url}. get_approval with this id says when it has run and what it answered.`
   return {
     content: [text(`${line}\n\n${JSON.stringify(body)}`)],
     structuredContent: { held: true, approval: { ...approval, url } },

@@ -22,7 +22,6 @@ import { TOOL_SCOPES, TOOLS } from './tools'
 
 /** For the audit: `onBehalfOf(request)?.via === 'mcp'` on a REST route tells a tool's call from a REST client's. */
 export { onBehalfOf } from '../plugins/on-behalf'
-export { approvalPageUrl } from './dispatch'
 
 export const MCP_PATH = '/mcp'
 
@@ -66,8 +65,32 @@ export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptio
   const challenge = (tokenSent: boolean) =>
     `Bearer resource_metadata="${resourceMetadataUrl}", scope="${TOOL_SCOPES.join(' ')}"${tokenSent ? ', error="invalid_token"' : ''}`
 
+  /**
+   * An Agent's token refused at the door (revoked, expired, killed, over its rate limit) is audited like
+   * a refused REST call. Tool calls are audited by their REST routes (via: mcp); protocol messages
+   * (initialize, tools/list) are not operations and are not audited.
+   */
+  function auditRefusal(request: Request, server: Server<unknown> | null, error: ApiError, at: number, started: number): void {
+    const agent = error.extra.agent
+    if (!agent || !services.audit) return
+    services.audit.record({
+      ...agent,
+      via: 'mcp',
+      operation: '',
+      method: request.method,
+      path: MCP_PATH,
+      status: error.status,
+      scopesUsed: [],
+      durationMs: performance.now() - started,
+      ip: clientIp(services, request, server),
+      at,
+    })
+  }
+
   async function authenticate(request: Request, server: Server<unknown> | null): Promise<Caller> {
     const header = request.headers.get('authorization')
+    const at = Date.now()
+    const started = performance.now()
     try {
       const token = readBearer(header)
       if (!token.startsWith(TOKEN_PREFIXES.access)) {
@@ -77,6 +100,7 @@ export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptio
       const principal = await auth.authenticate('mk', header, { scopes: [] })
       return { token, principal, clientIp: clientIp(services, request, server) }
     } catch (error) {
+      if (error instanceof ApiError) auditRefusal(request, server, error, at, started)
       if (!(error instanceof ApiError) || error.status !== 401) throw error
       throw new ApiError(error.code, error.hint, { ...error.extra, headers: { ...error.extra.headers, 'www-authenticate': challenge(header !== null && header.trim() !== '') } })
     }

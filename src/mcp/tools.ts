@@ -4,6 +4,7 @@
 // its arguments become the REST request. Nothing here validates or writes: the route does.
 import { t, type TSchema } from 'elysia'
 import type { Scope } from '../modules/agents/scopes'
+import { ApprovalParams } from '../modules/approvals/model'
 import { Alias, Domain, LinkListQuery, MAX_OFFSET, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
 import { StatsQuery } from '../modules/stats/model'
 import { CreateTagRequest, MAX_TAG_ID } from '../modules/tags/model'
@@ -228,6 +229,18 @@ const SPECS: ToolSpec[] = [
     input: args({}),
     rest: () => ({ method: 'GET', path: '/api/v1/account/status' }),
     summary: (body) => `Plan ${str(body.data?.account_type)}; ${str(body.data?.usage?.links_remaining)} links left this month`,
+  },
+  {
+    name: 'get_approval',
+    title: 'Read an approval',
+    description:
+      'An approval this Agent asked for, when an operation was held for the human (GET /api/v1/agent/approvals/{approvalId}): pending, approved, rejected, expired, executed or failed, and once it ran, the answer of the operation in result.',
+    scope: null,
+    annotations: READ,
+    input: args({ approvalId: ApprovalParams.properties.approvalId }),
+    rest: (a) => ({ method: 'GET', path: `/api/v1/agent/approvals/${seg(a.approvalId)}` }),
+    summary: (body) =>
+      `Approval ${str(body.data?.id)} is ${str(body.data?.status)}${body.data?.result ? `; the operation answered ${str(body.data.result.status)}` : ''}`,
   },
 ]
 

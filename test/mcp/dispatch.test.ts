@@ -19,11 +19,11 @@ const principal: Principal = {
 const caller: Caller = { token: `at_${'t'.repeat(43)}`, principal, clientIp: '203.0.113.9' }
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!
 
-function route(status: number, body: unknown) {
+function route(status: number, body: unknown, headers: Record<string, string> = {}) {
   const seen: Request[] = []
   const dispatch = async (request: Request) => {
     seen.push(request)
-    return Response.json(body, { status })
+    return Response.json(body, { status, headers })
   }
   return { seen, dispatch }
 }
@@ -54,10 +54,11 @@ describe('the REST call of a tool', () => {
 
 describe('what an answer becomes', () => {
   test('202 (held for the human): not an error; the approval, its status and the URL a human opens', async () => {
-    const approval = { id: 'apr_Vb0c3Xw9Lk2Qm8Rt5Yp1Za', status: 'pending', agent_id: 'agt_1', operation: 'links.delete', expires_at: '2026-11-25T10:00:00.000Z' }
-    const { dispatch } = route(202, { success: true, data: { approval }, meta: {} })
+    const id = 'apr_Vb0c3Xw9Lk2Qm8Rt5Yp1Za'
+    const url = `${ISSUER}/approvals/${id}`
+    const approval = { id, status: 'pending', agent_id: 'agt_1', operation: 'links.delete', expires_at: '2026-11-25T10:00:00.000Z', review_url: url }
+    const { dispatch } = route(202, { success: true, data: { approval }, meta: { held_for_approval: true } }, { location: `/api/v1/agent/approvals/${id}` })
     const result = await callTool(tool('delete_link'), { alias: 'promo' }, caller, { issuer: ISSUER, dispatch })
-    const url = `${ISSUER}/api/v1/agent/approvals/${approval.id}`
     expect(result.isError).toBeFalsy()
     expect(result.structuredContent).toEqual({ held: true, approval: { ...approval, url } })
     expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith(`Held for approval: delete_link runs only once a human approves it. Approval ${approval.id} is pending; ask the human to open ${url}.`)

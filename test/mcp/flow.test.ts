@@ -1,7 +1,7 @@
 // The MCP flow end to end with the official client over real HTTP: an unauthenticated call, discovery,
 // dynamic registration, the browser at the authorization server, the human's consent, finishAuth,
 // tools/list, create_link (the short link redirects at the redirector), delete_link (held for the
-// human when the Agent's policy says so, approved by them; the link is gone at the redirector).
+// human, as the default policy says; approved by them; the link is gone at the redirector).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eventually } from '../support/stack'
 import { callTool, connectWithConsent, newHuman, showResult, startMcpStack, type McpStack } from '../support/mcp'
@@ -57,7 +57,7 @@ describe('an MCP host connects through OAuth and manages links', () => {
 
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['account_status', 'check_alias', 'create_link', 'create_tag', 'delete_link', 'delete_tag', 'get_link', 'link_stats', 'list_links', 'list_tags', 'tag_link', 'untag_link', 'update_link'],
+      ['account_status', 'check_alias', 'create_link', 'create_tag', 'delete_link', 'delete_tag', 'get_approval', 'get_link', 'link_stats', 'list_links', 'list_tags', 'tag_link', 'untag_link', 'update_link'],
     )
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
     expect(byName.get_link!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
@@ -77,11 +77,15 @@ describe('an MCP host connects through OAuth and manages links', () => {
     expect(deleted.isError, show(deleted)).toBeFalsy()
     if (deleted.structuredContent?.held === true) {
       // The Agent's policy holds deletes for the human: nothing has happened yet.
-      const approval = deleted.structuredContent.approval
-      expect(approval, show(deleted)).toMatchObject({ id: expect.stringMatching(/^apr_/), status: 'pending', url: `${stack.origin}/api/v1/agent/approvals/${approval.id}` })
-      expect(deleted.content[0]!.text).toContain(approval.url)
+      const { id, status, review_url: reviewUrl, url } = deleted.structuredContent.approval
+      expect([id, status, reviewUrl, url], show(deleted)).toEqual([expect.stringMatching(/^apr_/), 'pending', `${stack.origin}/approvals/${id}`, `${stack.origin}/approvals/${id}`])
+      expect(deleted.content[0]!.text).toContain(`ask the human to open ${reviewUrl}`)
       expect((await fetch(`${stack.origin}/${alias}`, { redirect: 'manual' })).status).toBe(302)
-      await humanApproves(approval.id)
+      await humanApproves(id)
+      // The host learns what became of it.
+      const after = await callTool(client, 'get_approval', { approvalId: id })
+      expect(after.structuredContent?.data, show(after)).toMatchObject({ status: 'executed', result: { status: 200 } })
+      expect(after.content[0]!.text).toStartWith(`Approval ${id} is executed; the operation answered 200`)
     } else {
       expect(deleted.content[0]!.text, show(deleted)).toContain(`${alias} deleted`)
     }
@@ -98,7 +102,7 @@ describe('an MCP host connects through OAuth and manages links', () => {
     const { client } = await connectWithConsent(stack, human, { era: 'auto' })
     expect(client.getProtocolEra()).toBe('modern')
     const { tools } = await client.listTools()
-    expect(tools.length).toBe(13)
+    expect(tools.length).toBe(14)
     const status = await callTool(client, 'account_status', {})
     expect(status.isError, show(status)).toBeFalsy()
     expect(status.structuredContent?.data?.account_type).toBe('free')

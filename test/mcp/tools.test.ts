@@ -48,13 +48,13 @@ describe('tools/list', () => {
     expect(byName.create_link!.inputSchema.required).toEqual(['url'])
     for (const tool of tools) {
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
-      expect(tool.description, tool.name).toMatch(tool.name === 'check_alias' ? /Needs no scope\.$/ : /Needs the OAuth scope [a-z]+:[a-z]+\.$/)
+      expect(tool.description, tool.name).toMatch(['check_alias', 'get_approval'].includes(tool.name) ? /Needs no scope\.$/ : /Needs the OAuth scope [a-z]+:[a-z]+\.$/)
       const hints = tool.annotations!
       expect([typeof hints.readOnlyHint, typeof hints.destructiveHint, typeof hints.idempotentHint], tool.name).toEqual(['boolean', 'boolean', 'boolean'])
       if (hints.readOnlyHint) expect(hints.destructiveHint, tool.name).toBe(false)
     }
     expect(tools.filter((tool) => tool.annotations!.destructiveHint).map((tool) => tool.name).sort()).toEqual(['delete_link', 'delete_tag', 'untag_link', 'update_link'])
-    expect(tools.filter((tool) => tool.annotations!.readOnlyHint).map((tool) => tool.name).sort()).toEqual(['account_status', 'check_alias', 'get_link', 'link_stats', 'list_links', 'list_tags'])
+    expect(tools.filter((tool) => tool.annotations!.readOnlyHint).map((tool) => tool.name).sort()).toEqual(['account_status', 'check_alias', 'get_approval', 'get_link', 'link_stats', 'list_links', 'list_tags'])
     await client.close()
   })
 })
@@ -119,20 +119,29 @@ describe('links', () => {
     await client.close()
   })
 
-  test('dry_run: the answer says whether anything was written, and it is true', async () => {
-    const { client, human } = await connected()
+  test('dry_run on create_link, update_link and delete_link: the would-be result, nothing written, nothing held', async () => {
+    const human = await newAccount(db)
+    // The default policy holds deletes for the human; a dry run is not held (nothing would run).
+    const { token } = await agentToken(app, human, ALL_SCOPES)
+    const client = await inProcessClient(app, token)
+    const rest = (alias: string) => call(app, 'GET', `/api/v1/links/${alias}`, { token: human.key })
+
     const alias = newAlias()
-    const result = await callTool(client, 'create_link', { url: 'https://example.com/dry', alias, dry_run: true })
-    const written = (await call(app, 'GET', `/api/v1/links/${alias}`, { token: human.key })).status === 200
-    if (written) {
-      // This REST version does not honour dry_run: the tool must not let the caller believe otherwise.
-      expect(result.isError, showResult(result)).toBe(true)
-      expect(result.content[0]!.text).toStartWith('DRY_RUN_NOT_HONOURED: ')
-      expect(result.structuredContent?.data?.alias, 'what was written').toBe(alias)
-    } else {
-      expect(ok(result, 'a dry run').meta.dry_run, showResult(result)).toBe(true)
-      expect(result.content[0]!.text).toContain('dry run: nothing was written')
-    }
+    const dry = await callTool(client, 'create_link', { url: 'https://example.com/dry', alias, dry_run: true })
+    expect(ok(dry, 'dry create').meta.dry_run).toBe(true)
+    expect(dry.structuredContent?.data).toMatchObject({ alias, full_url: 'https://example.com/dry' })
+    expect(dry.content[0]!.text).toStartWith(`Created https://sho.rt/${alias} → https://example.com/dry (dry run: nothing was written)`)
+    expect((await rest(alias)).status, 'nothing created').toBe(404)
+
+    ok(await callTool(client, 'create_link', { url: 'https://example.com/real', alias }), 'create')
+    const dryUpdate = await callTool(client, 'update_link', { alias, url: 'https://example.com/other', dry_run: true })
+    expect(ok(dryUpdate, 'dry update').data.full_url).toBe('https://example.com/other')
+    expect((await rest(alias)).body.data.full_url, 'nothing changed').toBe('https://example.com/real')
+
+    const dryDelete = await callTool(client, 'delete_link', { alias, dry_run: true })
+    expect(ok(dryDelete, 'dry delete').meta.dry_run).toBe(true)
+    expect(dryDelete.structuredContent?.held, 'a dry run is not held').toBeUndefined()
+    expect((await rest(alias)).status, 'nothing deleted').toBe(200)
     await client.close()
   })
 })

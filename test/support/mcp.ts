@@ -244,8 +244,7 @@ export async function agentToken(
 }
 
 /** The official client against the app in process (no port): `token` sent as the bearer, one client address. */
-export async function inProcessClient(app: TestApp, token: string, origin = 'https://api.sho.rt'): Promise<Client> {
-  const ip = uniqueIp()
+export async function inProcessClient(app: TestApp, token: string, { origin = 'https://api.sho.rt', ip = uniqueIp() } = {}): Promise<Client> {
   const viaApp = (async (input: string | URL | Request, init?: RequestInit) => {
     const headers = new Headers(init?.headers)
     headers.set('authorization', `Bearer ${token}`)
