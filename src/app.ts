@@ -6,7 +6,11 @@ import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
-import { oauthModule } from './modules/oauth'
+import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
+import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
+import { SCOPES } from './modules/oauth/scopes'
+import { accessTokens } from './modules/oauth/verdicts'
+import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
@@ -23,12 +27,19 @@ import { createServices, type ApiDeps, type Services } from './services'
 
 export type { ApiDeps } from './services'
 
+const ACCESS_TOKEN_PREFIX = TOKEN_PREFIXES.access
+
 /** One authenticator per token prefix; the auth plugin itself knows none. */
 export function apiAuth(services: Services): Auth {
-  return createAuth([
-    { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
-    { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
-  ])
+  const agentTokens = accessTokens(services)
+  return createAuth(
+    [
+      { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
+      { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
+      { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
+    ],
+    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config) },
+  )
 }
 
 export function createApi(deps: ApiDeps) {
@@ -39,8 +50,8 @@ export function createApi(deps: ApiDeps) {
     .decorate('services', services)
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
-    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH] }))
-    .use(docs())
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS] }))
+    .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services))
     .use(guestModule(services))
     .use(accountModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
@@ -49,7 +60,7 @@ export function createApi(deps: ApiDeps) {
     .use(statsModule(services, auth))
     .use(domainsModule(services, auth))
     .use(conversionsModule(services, auth))
-    .use(oauthModule(services))
+    .use(oauthModule(services, auth))
     .use(internalModule(services))
 }
 

@@ -70,7 +70,7 @@ describe('createAuth: authenticators are injected, one per token prefix', () => 
       return { kind: 'account', account, rateHeaders: { 'x-ratelimit-limit': '5' }, credentialId: 'zz:1' }
     },
   }
-  const auth = createAuth([zz])
+  const auth = createAuth([zz], { resourceMetadataUrl: 'https://api.example.test/.well-known/oauth-protected-resource' })
   const app = new Elysia()
     .use(errors)
     .use(auth.plugin)

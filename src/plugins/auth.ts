@@ -13,6 +13,7 @@
 // route that declares none accepts every credential of its kind.
 import { Elysia } from 'elysia'
 import type { Plan } from '../db/schema'
+import { sameSecret } from '../lib/secrets'
 import { ApiError } from './errors'
 
 /** A guest session: what a gt_ token unlocks (its counters as of this request). */
@@ -71,19 +72,23 @@ export interface Authenticator {
   authenticate(token: string): Promise<Principal>
 }
 
-/** What a route accepts, by principal kind (the document's `x-auth`, which spec section 4 calls gt, mk, gt/mk). */
-export type AuthMode = 'gt' | 'mk' | 'gt/mk'
-const MODE_KINDS: Record<AuthMode, readonly PrincipalKind[]> = { gt: ['guest'], mk: ['account'], 'gt/mk': ['guest', 'account'] }
+/**
+ * What a route accepts, by principal kind (the document's `x-auth`, which spec section 4 calls gt, mk,
+ * gt/mk; `human` is an API key or the signed-in session, never an Agent's at_ token).
+ */
+export type AuthMode = 'gt' | 'mk' | 'gt/mk' | 'human'
+const MODE_KINDS: Record<AuthMode, readonly PrincipalKind[]> = { gt: ['guest'], mk: ['account'], 'gt/mk': ['guest', 'account'], human: ['account'] }
 const ACCEPTS: Record<AuthMode, string> = {
   gt: 'a guest token (gt_)',
-  mk: 'an API key (mk_)',
-  'gt/mk': 'a guest token (gt_) or an API key (mk_)',
+  mk: 'an API key (mk_) or an OAuth access token (at_)',
+  'gt/mk': 'a guest token (gt_), an API key (mk_) or an OAuth access token (at_)',
+  human: 'an API key (mk_) or the signed-in session',
 }
 
 /**
- * A route's auth option: `true`, or the OAuth scopes an `at_` token needs for it (DESIGN's route → scope
- * table; shown in the document now, enforced once `at_` tokens exist; guest tokens and API keys hold
- * every scope of their kind).
+ * A route's auth option: `true`, or the OAuth scope an `at_` token needs for it (DESIGN's route → scope
+ * table, shown in the document). Guest tokens, API keys and sessions hold every scope of their kind; an
+ * at_ token is refused (403 HUMAN_ONLY) by a route that names no scope.
  */
 export type AuthOption = true | { scopes: readonly string[] }
 
@@ -103,14 +108,45 @@ export function readBearer(header: string | null): string {
 }
 
 export interface Auth {
-  /** The route options `guest`, `account` and `guestOrAccount`. */
+  /** The route options `guest`, `account`, `guestOrAccount` and `human`. */
   plugin: ReturnType<typeof authMacros>
-  /** For a route that authenticates on its own terms (a key or something else): the principal of a header. */
-  authenticate(mode: AuthMode, header: string | null): Promise<Principal>
+  /**
+   * For a route that authenticates on its own terms (a key or something else): the principal of a
+   * header, held to `scopes` when it is an Agent's token.
+   */
+  authenticate(mode: AuthMode, header: string | null, option?: AuthOption): Promise<Principal>
 }
 
-export function createAuth(authenticators: readonly Authenticator[]): Auth {
-  async function authenticate(mode: AuthMode, header: string | null): Promise<Principal> {
+export interface AuthOptions {
+  /** RFC 9728 metadata URL named in every 401's WWW-Authenticate, so an OAuth client can discover us. */
+  resourceMetadataUrl: string
+  /** The signed-in human of a request (session cookie), or null; routes in `human` mode accept it. */
+  session?: (request: Request) => Promise<Principal | null>
+}
+
+/** The challenge of a 401 (RFC 6750 3, RFC 9728 5.1): `error="invalid_token"` only when a token was sent. */
+function unauthorized(error: ApiError, resourceMetadataUrl: string, tokenSent: boolean): ApiError {
+  const challenge = `Bearer resource_metadata="${resourceMetadataUrl}"${tokenSent ? ', error="invalid_token"' : ''}`
+  return new ApiError(error.code, error.hint, { ...error.extra, headers: { ...error.extra.headers, 'www-authenticate': challenge } })
+}
+
+/** An Agent's token on a route: within the route's scope, and never on a human-only route. */
+function holdScopes(principal: Principal, option: AuthOption, resourceMetadataUrl: string): void {
+  if (principal.kind !== 'account' || !principal.agent) return
+  if (option === true) throw new ApiError('HUMAN_ONLY')
+  const missing = option.scopes.filter((scope) => !principal.agent!.scopes.includes(scope))
+  if (missing.length === 0) return
+  throw new ApiError('INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')}; authorize again asking for it.`, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${option.scopes.join(' ')}", resource_metadata="${resourceMetadataUrl}"` },
+    data: { required_scopes: [...option.scopes] },
+  })
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export function createAuth(authenticators: readonly Authenticator[], options: AuthOptions): Auth {
+  const { resourceMetadataUrl } = options
+  async function byToken(mode: AuthMode, header: string | null): Promise<Principal> {
     const token = readBearer(header)
     const authenticator = authenticators.find((a) => token.startsWith(a.prefix))
     if (!authenticator) throw new ApiError('UNAUTHORIZED', `Invalid or unknown token; this endpoint accepts ${ACCEPTS[mode]}.`)
@@ -119,16 +155,44 @@ export function createAuth(authenticators: readonly Authenticator[]): Auth {
     }
     return authenticator.authenticate(token)
   }
-  return { plugin: authMacros(authenticate), authenticate }
+  async function authenticate(mode: AuthMode, header: string | null, option: AuthOption = true): Promise<Principal> {
+    let principal: Principal
+    try {
+      principal = await byToken(mode, header)
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) throw unauthorized(error, resourceMetadataUrl, header !== null && header.trim() !== '')
+      throw error
+    }
+    holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    return principal
+  }
+  /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */
+  async function human(request: Request): Promise<Principal> {
+    const header = request.headers.get('authorization')
+    if ((header === null || header.trim() === '') && options.session) {
+      const principal = await options.session(request)
+      if (principal?.kind === 'account' && principal.session) {
+        const sent = request.headers.get('x-csrf-token')
+        if (!SAFE_METHODS.has(request.method) && (sent === null || !sameSecret(sent, principal.session.csrfToken))) throw new ApiError('CSRF_TOKEN_INVALID')
+        return principal
+      }
+    }
+    return authenticate('human', header)
+  }
+  return { plugin: authMacros(authenticate, human), authenticate }
 }
 
-function authMacros(authenticate: Auth['authenticate']) {
+function authMacros(authenticate: Auth['authenticate'], human: (request: Request) => Promise<Principal>) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
   const guard = (mode: AuthMode, option: AuthOption) => ({
-    detail: { security: [{ bearerAuth: [] }], 'x-auth': mode, ...(option !== true && { 'x-scopes': option.scopes }) } as Record<string, unknown>,
+    detail: {
+      security: mode === 'human' ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
+      'x-auth': mode,
+      ...(option !== true && { 'x-scopes': option.scopes }),
+    } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
-      const principal = await authenticate(mode, request.headers.get('authorization'))
+      const principal = mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option)
       Object.assign(set.headers, principal.rateHeaders)
       principals.set(request, principal)
     },
@@ -159,6 +223,15 @@ function authMacros(authenticate: Auth['authenticate']) {
       ...guard('gt/mk', option),
       resolve({ request }) {
         return { principal: principalOf(request) }
+      },
+    }),
+    /** The human owner: an API key or the signed-in session; an at_ token is 403 HUMAN_ONLY. */
+    human: (option: true) => ({
+      ...guard('human', option),
+      resolve({ request }) {
+        const principal = principalOf(request)
+        if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
+        return { principal, account: principal.account }
       },
     }),
   })

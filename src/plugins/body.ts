@@ -1,4 +1,5 @@
-// The one body parser: JSON only, bounded in size, every failure a 400/413 ApiError instead of whatever
+// The one body parser: JSON (and, on the few paths that take HTML forms or RFC 6749 requests,
+// application/x-www-form-urlencoded), bounded in size, every failure a 400/413 ApiError instead of whatever
 // the default parsers would do with a form, a huge upload or invalid UTF-8. Control characters in any
 // string of the body, the query or the path are a 400 naming the field.
 // Bun.serve's own maxRequestBodySize (a server option, default 128 MiB) stays the outer bound; this one
@@ -110,15 +111,53 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
   return value
 }
 
+/** A form body: a field sent once is a string, a repeated one (checkboxes) an array of them. */
+export type FormBody = Record<string, string | string[]>
+
+const isFormContentType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded'
+
+/**
+ * Parses an application/x-www-form-urlencoded body (a JSON body is parsed as JSON: a client may send
+ * either to a form path). An empty body is `{}`.
+ */
+export async function parseFormBody(request: Request, contentType: string): Promise<unknown> {
+  if (isJsonContentType(contentType)) return parseJsonBody(request, contentType)
+  const bytes = await readBodyCapped(request, MAX_BODY_BYTES)
+  if (bytes.byteLength !== 0 && contentType !== '' && !isFormContentType(contentType)) {
+    throw new ApiError('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${contentType.slice(0, 100)} is not accepted; send application/x-www-form-urlencoded.`)
+  }
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw new ApiError('VALIDATION_FAILED', 'body: not valid UTF-8.')
+  }
+  const form: FormBody = Object.create(null)
+  for (const [key, value] of new URLSearchParams(text)) {
+    const seen = form[key]
+    form[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
+  }
+  refuseControlCharacters(form, 'body')
+  return { ...form }
+}
+
 export interface BodyOptions {
   /** Routes (as declared, e.g. `/pixel/:id`) that take any query: a tracking pixel answers a GIF, never an error. */
   lenientQueryRoutes?: readonly string[]
+  /** Paths whose POST takes a form (RFC 6749 token/revoke requests, the HTML pages' forms). */
+  formPaths?: readonly string[]
 }
 
-export function bodyPlugin({ lenientQueryRoutes = [] }: BodyOptions = {}) {
+export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOptions = {}) {
   const lenient = new Set(lenientQueryRoutes)
+  const forms = new Set(formPaths)
+  const pathOf = (url: string) => {
+    const start = url.indexOf('/', url.indexOf('//') + 2)
+    const end = url.indexOf('?', start)
+    return end === -1 ? url.slice(start) : url.slice(start, end)
+  }
   return (
-    new Elysia({ name: 'plugins.body', seed: [...lenient] })
+    new Elysia({ name: 'plugins.body', seed: [...lenient, '|', ...forms] })
       // Refuse an announced oversize body before reading a byte of it (onRequest hooks are always global).
       .onRequest(({ request }) => {
         const length = request.headers.get('content-length')
@@ -126,7 +165,9 @@ export function bodyPlugin({ lenientQueryRoutes = [] }: BodyOptions = {}) {
           throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
         }
       })
-      .onParse({ as: 'global' }, ({ request, contentType }) => parseJsonBody(request, contentType ?? ''))
+      .onParse({ as: 'global' }, ({ request, contentType }) =>
+        forms.size > 0 && forms.has(pathOf(request.url)) ? parseFormBody(request, contentType ?? '') : parseJsonBody(request, contentType ?? ''),
+      )
       // Query strings and path segments too (decoded: %00 is a NUL), before any schema sees them.
       .onTransform({ as: 'global' }, ({ query, params, route }) => {
         if (lenient.has(route)) return

@@ -37,13 +37,27 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/billing/{id}', false],
   ['post', '/billing/{id}', false],
   ['post', '/oauth/register', false],
+  ['get', '/.well-known/oauth-authorization-server', false],
+  ['get', '/.well-known/oauth-protected-resource', false],
+  ['get', '/.well-known/oauth-protected-resource/mcp', false],
+  ['get', '/oauth/authorize', false],
+  ['post', '/oauth/token', false],
+  ['post', '/oauth/revoke', false],
+  ['get', '/api/v1/oauth/request/{requestId}', true],
+  ['post', '/api/v1/oauth/approve', true],
 ]
 
+/** Routes for the human alone (API key or signed-in session): never an at_ token. */
+const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve'])
+
+/** RFC 6749 / 7009 requests: form-encoded bodies. */
+const FORM = new Set(['/oauth/token', '/oauth/revoke'])
+
 /** OAuth endpoints answer RFC 6749 error bodies (OAuthErrorResponse), not ErrorResponse with code examples. */
-const OAUTH = new Set(['/oauth/register'])
+const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages); checked on their own below. */
-const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}'])
+const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke'])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook'])
@@ -78,7 +92,9 @@ describe('GET /swagger/json', () => {
       expect(op, where).toBeDefined()
       expect(op.tags?.length, where).toBeGreaterThan(0)
       expect(typeof op.summary, where).toBe('string')
-      expect(op.security, where).toEqual(auth ? [{ bearerAuth: [] }] : [])
+      const scopes = op['x-scopes'] as string[] | undefined
+      const security = !auth ? [] : HUMAN.has(path) ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }, ...(scopes ? [{ oauth2: scopes }] : [])]
+      expect(op.security, where).toEqual(security)
       if (NOT_JSON.has(path)) continue
       for (const [status, response] of Object.entries(op.responses as Record<string, { description?: string; content?: object }>)) {
         expect(typeof response.description, `${where} ${status}`).toBe('string')
@@ -94,8 +110,9 @@ describe('GET /swagger/json', () => {
         expect(Object.keys(op.responses[okStatus].headers ?? {}), where).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
       }
       if (method === 'post' && !BODYLESS.has(path)) {
-        const ref: string = op.requestBody.content['application/json'].schema.$ref
-        expect(Object.keys(op.requestBody.content), where).toEqual(['application/json'])
+        const type = FORM.has(path) ? 'application/x-www-form-urlencoded' : 'application/json'
+        const ref: string = op.requestBody.content[type].schema.$ref
+        expect(Object.keys(op.requestBody.content), where).toEqual([type])
         expect(doc.components.schemas[ref.split('/').pop()!]?.examples?.length, `${where}: example of ${ref}`).toBeGreaterThan(0)
         if (OAUTH.has(path)) expect(op.responses['400'].content['application/json'].schema.$ref, where).toBe('#/components/schemas/OAuthErrorResponse')
         else expect(Object.keys(op.responses['400'].content['application/json'].examples), where).toContain('MALFORMED_JSON')
@@ -109,10 +126,10 @@ describe('GET /swagger/json', () => {
     const shorten = doc.paths['/api/v1/shorten'].post.responses
     const codes = (status: string) => Object.keys(shorten[status].content['application/json'].examples)
     expect(codes('409')).toEqual(expect.arrayContaining(['ALIAS_TAKEN', 'IDEMPOTENCY_IN_PROGRESS']))
-    expect(codes('403')).toEqual(['DOMAIN_NOT_ALLOWED'])
+    expect(codes('403')).toEqual(['DOMAIN_NOT_ALLOWED', 'INSUFFICIENT_SCOPE'])
     expect(codes('429')).toEqual(expect.arrayContaining(['GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED', 'RATE_LIMITED', 'GUEST_REQUEST_LIMIT']))
     const stats = doc.paths['/api/v1/links/{alias}/stats'].get.responses
-    expect(Object.keys(stats['403'].content['application/json'].examples)).toEqual(['STATS_REQUIRES_PRO'])
+    expect(Object.keys(stats['403'].content['application/json'].examples)).toEqual(['STATS_REQUIRES_PRO', 'INSUFFICIENT_SCOPE'])
     expect(Object.keys(stats['404'].content['application/json'].examples)).toEqual(['LINK_NOT_FOUND'])
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
       for (const [method, op] of Object.entries(item)) {

@@ -28,7 +28,12 @@ export const API_TAGS = [
   { name: 'system', description: 'Health' },
 ]
 
-export function docs() {
+export interface DocsOptions {
+  /** OAuth scopes and what each allows (the oauth2 security scheme's flows list them). */
+  oauthScopes?: Record<string, string>
+}
+
+export function docs({ oauthScopes = {} }: DocsOptions = {}) {
   return (
     new Elysia({ name: 'plugins.docs' })
       // Local hook: applies to the swagger routes registered below, nothing else.
@@ -48,6 +53,8 @@ export function docs() {
           specPath: DOCS_JSON_PATH,
           provider: 'swagger-ui',
           exclude: [/^\/internal\//],
+          // Its default leaves out every path with a dot (static files): /.well-known/* are API.
+          excludeStaticFile: false,
           documentation: {
             // 3.1: JSON Schema 2020-12, so `examples` arrays and `type: "null"` in the schemas are valid.
             openapi: '3.1.0',
@@ -62,7 +69,18 @@ export function docs() {
                 bearerAuth: {
                   type: 'http',
                   scheme: 'bearer',
-                  description: 'A guest token (gt_…) from POST /api/v1/guest/token, or an API key (mk_…)',
+                  description: 'A guest token (gt_…) from POST /api/v1/guest/token, an API key (mk_…), or an OAuth access token (at_…) within its scopes',
+                },
+                oauth2: {
+                  type: 'oauth2',
+                  description: 'OAuth 2.1 for machine clients: PKCE (S256) required, public clients only; discovery at /.well-known/oauth-authorization-server.',
+                  flows: { authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: oauthScopes } },
+                },
+                sessionCookie: {
+                  type: 'apiKey',
+                  in: 'cookie',
+                  name: 'ls_session',
+                  description: 'The signed-in human (GET /signin); state-changing calls also send X-CSRF-Token',
                 },
               },
             },

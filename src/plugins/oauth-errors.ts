@@ -15,6 +15,8 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
+  | 'unsupported_token_type'
+  | 'unsupported_response_type'
   | 'temporarily_unavailable'
   | 'server_error'
 

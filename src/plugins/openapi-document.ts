@@ -3,7 +3,8 @@
 // the required `description` out, gives parameters `examples` as arrays (the standard wants a map),
 // and offers every body as JSON, multipart and plain text although this API speaks JSON. Routes mark
 // what they share with vendor keywords that this pass turns into documentation and then removes:
-//   x-auth: 'gt' | 'mk' | 'gt/mk'   (plugins/auth.ts)        → 401 and 429 examples, X-RateLimit-* headers
+//   x-auth: 'gt' | 'mk' | 'gt/mk' | 'human' (plugins/auth.ts) → 401 and 429 examples, X-RateLimit-* headers
+//   x-scopes: [scope]               (plugins/auth.ts)        → the oauth2 security requirement, 403 INSUFFICIENT_SCOPE
 //   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
 //   x-error-codes on an error schema (errorResponses)        → one example per code at that status
 import { DEFAULT_HINT, ERROR_CODES_KEYWORD, ERROR_STATUS, type ErrorCode } from './errors'
@@ -53,6 +54,7 @@ const AUTH_CODES: Record<string, ErrorCode[]> = {
   gt: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT'],
   mk: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   'gt/mk': ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  human: ['UNAUTHORIZED', 'HUMAN_ONLY', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 }
 const BODY_CODES: ErrorCode[] = ['VALIDATION_FAILED', 'MALFORMED_JSON', 'UNSUPPORTED_CONTENT_TYPE', 'PAYLOAD_TOO_LARGE']
 const IDEMPOTENCY_CODES: ErrorCode[] = ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'SERVICE_UNAVAILABLE']
@@ -152,6 +154,10 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   if (auth) add(AUTH_CODES[auth] ?? [])
   if (jsonBody && !oauth) add(BODY_CODES)
   if (idempotent) add(IDEMPOTENCY_CODES)
+  if (scopes.length > 0) {
+    add(['INSUFFICIENT_SCOPE'])
+    operation.security = [...(operation.security as Json[]), { oauth2: scopes }]
+  }
 
   const rateHeaders = auth ? RATE_HEADERS : undefined
   for (const status of [...codes.keys()].sort()) {

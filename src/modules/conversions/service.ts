@@ -147,7 +147,7 @@ export async function authenticateCaller(
   authorization: string | null,
 ): Promise<{ caller: KeyCaller; rateHeaders: Record<string, string> }> {
   if (authorization === null || authorization.trim() === '') return { caller: null, rateHeaders: {} }
-  const principal = await auth.authenticate('mk', authorization)
+  const principal = await auth.authenticate('mk', authorization, { scopes: ['conversions:write'] })
   if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
   return { caller: { accountId: principal.account.id }, rateHeaders: principal.rateHeaders }
 }

@@ -60,3 +60,166 @@ export const ClientRegistration = t.Object(
 )
 
 export const oauthModels = { OAuthErrorResponse, ClientRegistrationRequest, ClientRegistration }
+
+/** RFC 6749 4.1.3 / 6: the form of POST /oauth/token (schema for the document; the handler checks it). */
+export const TokenRequest = t.Object(
+  {
+    grant_type: t.String({ enum: ['authorization_code', 'refresh_token'] }),
+    client_id: t.String({ description: 'The registered client_id (or the URL of its metadata document)' }),
+    code: t.Optional(t.String({ description: 'authorization_code: the code from the redirect' })),
+    code_verifier: t.Optional(t.String({ description: 'authorization_code: the PKCE verifier (43-128 characters)' })),
+    redirect_uri: t.Optional(t.String({ description: 'authorization_code: the redirect_uri of the authorization request' })),
+    refresh_token: t.Optional(t.String({ description: 'refresh_token: the current rt_ token (each is used once)' })),
+    scope: t.Optional(t.String({ description: 'refresh_token: a subset of the granted scopes' })),
+    resource: t.Optional(t.String({ description: 'RFC 8707: the protected resource (the issuer); another one is invalid_target' })),
+  },
+  { examples: [{ grant_type: 'authorization_code', client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA', code: 'n0tAr3alC0de-n0tAr3alC0de-n0tAr3alC0de12', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', redirect_uri: 'http://127.0.0.1:33418/callback', resource: 'https://api.example.com' }] },
+)
+
+export const TokenResponse = t.Object(
+  {
+    access_token: t.String({ pattern: '^at_', description: 'Opaque; send as Authorization: Bearer' }),
+    token_type: t.Literal('Bearer'),
+    expires_in: t.Number({ description: 'Seconds (900)' }),
+    refresh_token: t.Optional(t.String({ pattern: '^rt_', description: 'Single use: each refresh returns a new one' })),
+    scope: t.String({ description: 'The scopes granted, space-separated' }),
+  },
+  { examples: [{ access_token: 'at_Jx8hQk2sYb7M0fL4tPzq1wVn6cRaE5dG3uKoZy9iB_A', token_type: 'Bearer', expires_in: 900, refresh_token: 'rt_8Zc1Lq4mWn0vXb6tRy2pHs9kDa3fGe7jUo5iQw_Pz-E', scope: 'links:read links:write' }] },
+)
+
+export const RevokeRequest = t.Object(
+  {
+    token: t.String({ description: 'An at_ or rt_ token; revoking an rt_ revokes every token of its grant' }),
+    token_type_hint: t.Optional(t.String({ enum: ['access_token', 'refresh_token'] })),
+    client_id: t.String(),
+  },
+  { examples: [{ token: 'rt_8Zc1Lq4mWn0vXb6tRy2pHs9kDa3fGe7jUo5iQw_Pz-E', token_type_hint: 'refresh_token', client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA' }] },
+)
+
+const issuerExample = 'https://api.example.com'
+
+export const AuthorizationServerMetadata = t.Object(
+  {
+    issuer: t.String(),
+    authorization_endpoint: t.String(),
+    token_endpoint: t.String(),
+    registration_endpoint: t.String(),
+    revocation_endpoint: t.String(),
+    response_types_supported: t.Array(t.String()),
+    response_modes_supported: t.Array(t.String()),
+    grant_types_supported: t.Array(t.String()),
+    code_challenge_methods_supported: t.Array(t.String()),
+    token_endpoint_auth_methods_supported: t.Array(t.String()),
+    revocation_endpoint_auth_methods_supported: t.Array(t.String()),
+    scopes_supported: t.Array(t.String()),
+    authorization_response_iss_parameter_supported: t.Boolean(),
+    client_id_metadata_document_supported: t.Boolean(),
+    service_documentation: t.String(),
+  },
+  {
+    examples: [
+      {
+        issuer: issuerExample,
+        authorization_endpoint: `${issuerExample}/oauth/authorize`,
+        token_endpoint: `${issuerExample}/oauth/token`,
+        registration_endpoint: `${issuerExample}/oauth/register`,
+        revocation_endpoint: `${issuerExample}/oauth/revoke`,
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        revocation_endpoint_auth_methods_supported: ['none'],
+        scopes_supported: ['links:read', 'links:write'],
+        authorization_response_iss_parameter_supported: true,
+        client_id_metadata_document_supported: true,
+        service_documentation: `${issuerExample}/swagger`,
+      },
+    ],
+  },
+)
+
+export const ProtectedResourceMetadata = t.Object(
+  {
+    resource: t.String(),
+    authorization_servers: t.Array(t.String()),
+    scopes_supported: t.Array(t.String()),
+    bearer_methods_supported: t.Array(t.String()),
+    resource_name: t.String(),
+    resource_documentation: t.String(),
+  },
+  {
+    examples: [
+      {
+        resource: issuerExample,
+        authorization_servers: [issuerExample],
+        scopes_supported: ['links:read', 'links:write'],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Link service API',
+        resource_documentation: `${issuerExample}/swagger`,
+      },
+    ],
+  },
+)
+
+const ConsentRequest = t.Object({
+  request_id: t.String({ pattern: '^oreq_' }),
+  client: t.Object({ client_id: t.String(), client_name: t.Union([t.String(), t.Null()]), redirect_uri: t.String() }),
+  scopes: t.Array(t.String()),
+  resource: t.String(),
+  status: t.String({ enum: ['pending', 'approved', 'denied', 'expired'] }),
+  expires_at: t.String({ format: 'date-time' }),
+})
+
+export const ConsentRequestResponse = t.Object(
+  { success: t.Literal(true), data: ConsentRequest, meta: t.Object({}, { additionalProperties: true }) },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          request_id: 'oreq_Vb0c3Xw9Lk2Qm8Rt5Yp1Za',
+          client: { client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA', client_name: 'Example MCP host', redirect_uri: 'http://127.0.0.1:33418/callback' },
+          scopes: ['links:read', 'links:write'],
+          resource: issuerExample,
+          status: 'pending',
+          expires_at: '2026-11-24T10:10:00.000Z',
+        },
+        meta: {},
+      },
+    ],
+  },
+)
+
+export const ConsentApproveRequest = t.Object(
+  {
+    request_id: t.String({ pattern: '^oreq_[A-Za-z0-9_-]{22}$' }),
+    approve: t.Optional(t.Boolean({ default: true, description: 'false denies the request' })),
+    scopes: t.Optional(t.Array(t.String({ maxLength: 40 }), { maxItems: 20, description: 'A subset of the requested scopes; absent: all of them' })),
+  },
+  { examples: [{ request_id: 'oreq_Vb0c3Xw9Lk2Qm8Rt5Yp1Za', approve: true, scopes: ['links:read'] }] },
+)
+
+export const ConsentApproveResponse = t.Object(
+  { success: t.Literal(true), data: t.Object({ redirect_to: t.String({ format: 'uri' }) }), meta: t.Object({}, { additionalProperties: true }) },
+  {
+    examples: [
+      {
+        success: true,
+        data: { redirect_to: `http://127.0.0.1:33418/callback?code=n0tAr3alC0de-n0tAr3alC0de-n0tAr3alC0de12&state=af0ifjsldkj&iss=${encodeURIComponent(issuerExample)}` },
+        meta: {},
+      },
+    ],
+  },
+)
+
+export const oauthFlowModels = {
+  TokenRequest,
+  TokenResponse,
+  RevokeRequest,
+  AuthorizationServerMetadata,
+  ProtectedResourceMetadata,
+  ConsentRequestResponse,
+  ConsentApproveRequest,
+  ConsentApproveResponse,
+}

@@ -1,0 +1,56 @@
+// The client of an OAuth request, whichever way it came: registered here (cli_…, RFC 7591) or named by
+// an https client_id whose metadata document is fetched (Client ID Metadata Documents).
+import { eq } from 'drizzle-orm'
+import { oauthClients } from '../../db/schema'
+import type { Services } from '../../services'
+
+/** What authorization, consent and the token endpoint need to know of a client. */
+export interface OAuthClient {
+  client_id: string
+  client_name: string | null
+  redirect_uris: string[]
+  /** The scopes it registered for (a bound on what it may ask), or null. */
+  scope: string | null
+  /** Whether it may use the refresh_token grant (registered grant_types). */
+  refreshable: boolean
+}
+
+const CLIENT_ID = /^cli_[A-Za-z0-9_-]{22}$/
+
+/** The client, or null when no client has that id. */
+export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now'>, clientId: string): Promise<OAuthClient | null> {
+  if (!CLIENT_ID.test(clientId)) return null
+  const [row] = await services.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).limit(1)
+  if (!row) return null
+  return {
+    client_id: row.id,
+    client_name: row.clientName,
+    redirect_uris: row.redirectUris,
+    scope: row.scope,
+    refreshable: row.grantTypes.includes('refresh_token'),
+  }
+}
+
+/**
+ * OAuth 2.1's redirect URI comparison: exact string match, except that the port of an http loopback
+ * URI may differ (RFC 8252 7.3: a native app listens on a port it picks at run time).
+ */
+export function redirectUriMatches(registered: readonly string[], given: string): boolean {
+  if (registered.includes(given)) return true
+  let url: URL
+  try {
+    url = new URL(given)
+  } catch {
+    return false
+  }
+  if (url.protocol !== 'http:' || !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) return false
+  const portless = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`
+  return registered.some((r) => {
+    try {
+      const candidate = new URL(r)
+      return candidate.protocol === 'http:' && portless(candidate) === portless(url)
+    } catch {
+      return false
+    }
+  })
+}

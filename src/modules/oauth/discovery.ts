@@ -1,0 +1,47 @@
+// Discovery (RFC 8414 authorization server metadata, RFC 9728 protected resource metadata). One issuer
+// (PUBLIC_API_URL, no trailing slash) is also the one protected resource; /mcp is described by the same
+// resource document, at its path-inserted URL, because an MCP client asks there first.
+import type { Config } from '../../core/config'
+import { SCOPES } from './scopes'
+
+type Urls = Pick<Config, 'publicApiUrl'>
+
+export const AUTHORIZATION_SERVER_PATH = '/.well-known/oauth-authorization-server'
+export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource'
+
+export function protectedResourceMetadataUrl(config: Urls): string {
+  return `${config.publicApiUrl}${PROTECTED_RESOURCE_PATH}`
+}
+
+export function authorizationServerMetadata(config: Urls) {
+  const issuer = config.publicApiUrl
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    registration_endpoint: `${issuer}/oauth/register`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: Object.keys(SCOPES),
+    authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
+    service_documentation: `${issuer}/swagger`,
+  }
+}
+
+export function protectedResourceMetadata(config: Urls) {
+  const issuer = config.publicApiUrl
+  return {
+    resource: issuer,
+    authorization_servers: [issuer],
+    scopes_supported: Object.keys(SCOPES),
+    bearer_methods_supported: ['header'],
+    resource_name: 'Link service API',
+    resource_documentation: `${issuer}/swagger`,
+  }
+}

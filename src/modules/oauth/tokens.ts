@@ -1,0 +1,243 @@
+// POST /oauth/token and POST /oauth/revoke (RFC 6749, 7636, 8707, 7009), and what they hand out: at_
+// and rt_ tokens, opaque, stored as their SHA-256 only. A family is what one grant issued (the code's
+// exchange and each rotation after it).
+//
+// - authorization_code: the code is used once, within 60 s, by the client it was issued to, with its
+//   redirect URI, its PKCE verifier (S256) and its resource. A replayed code revokes the family it issued.
+// - refresh_token: rotation. The presented token is marked rotated and a new pair is issued in the same
+//   family; a rotated token presented again (stolen, or a client bug) revokes the whole family.
+// Every revocation is announced on REVOCATION_CHANNEL after it commits, so each process drops the
+// verdicts it cached (src/modules/oauth/verdicts.ts).
+import { createHash } from 'node:crypto'
+import { and, eq, isNull } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { agents, oauthCodes, oauthTokens } from '../../db/schema'
+import { errorSummary } from '../../lib/errors'
+import { newId } from '../../lib/ids'
+import { hashSecret, newToken, tokenKind } from '../../lib/secrets'
+import { OAuthError } from '../../plugins/oauth-errors'
+import type { Services } from '../../services'
+import { loadClient } from './clients'
+
+export const ACCESS_TOKEN_TTL_S = 900
+/** A refresh token lives 30 days from its issue; each rotation starts a new one. */
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
+export const REVOCATION_CHANNEL = 'oauth:revocations'
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  refresh_token?: string
+  scope: string
+}
+
+type Tx = Pick<Db, 'insert' | 'update' | 'select'>
+type Form = Record<string, string | string[] | undefined>
+
+/** A form parameter sent at most once (RFC 6749 3.2: parameters must not be repeated). */
+function param(form: Form, name: string): string | undefined {
+  const value = form[name]
+  if (Array.isArray(value)) throw new OAuthError('invalid_request', `${name} is repeated.`)
+  return value === undefined || value === '' ? undefined : value
+}
+
+function required(form: Form, name: string): string {
+  const value = param(form, name)
+  if (value === undefined) throw new OAuthError('invalid_request', `${name} is missing.`)
+  return value
+}
+
+/** The client_id of a public client: in the body, or as the user name of HTTP Basic (some libraries do). */
+function clientIdOf(form: Form, authorization: string | null): string {
+  const inBody = param(form, 'client_id')
+  if (inBody !== undefined) return inBody
+  const basic = authorization ? /^Basic +([A-Za-z0-9+/=]+)$/i.exec(authorization)?.[1] : undefined
+  if (basic) {
+    const user = Buffer.from(basic, 'base64').toString('utf8').split(':', 1)[0]
+    if (user) return decodeURIComponent(user)
+  }
+  throw new OAuthError('invalid_request', 'client_id is missing.')
+}
+
+export interface Issue {
+  accountId: string
+  agentId: string
+  clientId: string | null
+  scopes: readonly string[]
+  resource: string
+  familyId: string
+  refresh: boolean
+  accessTtlS?: number
+}
+
+/** Stores a new at_ (and rt_) of a family; the tokens in clear are returned once. */
+export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<TokenResponse> {
+  const access = newToken('access')
+  const accessTtlS = issue.accessTtlS ?? ACCESS_TOKEN_TTL_S
+  const common = {
+    familyId: issue.familyId,
+    accountId: issue.accountId,
+    agentId: issue.agentId,
+    clientId: issue.clientId,
+    scopes: [...issue.scopes],
+    resource: issue.resource,
+    createdAt: new Date(nowMs),
+  }
+  const rows: (typeof oauthTokens.$inferInsert)[] = [
+    { ...common, id: newId('oauthToken'), tokenHash: hashSecret(access), kind: 'access', expiresAt: new Date(nowMs + accessTtlS * 1000) },
+  ]
+  let refresh: string | undefined
+  if (issue.refresh) {
+    refresh = newToken('refresh')
+    rows.push({ ...common, id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
+  }
+  await tx.insert(oauthTokens).values(rows)
+  return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
+}
+
+/** Tells every process to drop cached verdicts (`family:<id>`, `agent:<id>`, `token:<hash>`). Best effort: the cache's own TTL bounds a lost message. */
+export async function announceRevocation(services: Pick<Services, 'kv'>, message: string): Promise<void> {
+  try {
+    await services.kv.publish(REVOCATION_CHANNEL, message)
+  } catch (error) {
+    console.error(`[oauth] revocation not announced (${message.split(':', 1)[0]}); cached verdicts expire on their own: ${errorSummary(error)}`)
+  }
+}
+
+async function revokeFamily(tx: Tx, familyId: string, now: Date): Promise<void> {
+  await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.familyId, familyId), isNull(oauthTokens.revokedAt)))
+}
+
+/** RFC 7636 S256: BASE64URL(SHA256(verifier)) = challenge; the verifier is 43-128 unreserved characters. */
+function pkceHolds(verifier: string, challenge: string): boolean {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false
+  return createHash('sha256').update(verifier).digest('base64url') === challenge
+}
+
+const grantFailed = (description: string) => new OAuthError('invalid_grant', description)
+
+async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, clientId: string): Promise<TokenResponse> {
+  const code = required(form, 'code')
+  const verifier = required(form, 'code_verifier')
+  const redirectUri = param(form, 'redirect_uri')
+  const resource = param(form, 'resource')
+  const now = services.now()
+  const client = await loadClient(services, clientId)
+  if (!client) throw new OAuthError('invalid_client', 'Unknown client_id.', 401)
+  let replayedFamily: string | null = null
+  const result = await services.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hashSecret(code))).for('update').limit(1)
+    if (!row || row.clientId !== clientId) throw grantFailed('The code is unknown, or was issued to another client.')
+    if (row.usedAt !== null) {
+      // RFC 6749 4.1.2 / OAuth 2.1: a code used twice revokes what its first use issued.
+      await revokeFamily(tx, row.familyId, new Date(now))
+      replayedFamily = row.familyId
+      return null
+    }
+    if (row.expiresAt.getTime() <= now) throw grantFailed('The code expired (codes live 60 seconds); authorize again.')
+    if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw grantFailed('redirect_uri differs from the one of the authorization request.')
+    if (!pkceHolds(verifier, row.codeChallenge)) throw grantFailed('code_verifier does not match the code_challenge.')
+    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for.`)
+    await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
+    const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
+    if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
+    const scopes = row.scopes.filter((s) => agent.scopes.includes(s))
+    return issueTokens(
+      tx,
+      {
+        accountId: row.accountId,
+        agentId: row.agentId,
+        clientId,
+        scopes,
+        resource: row.resource,
+        familyId: row.familyId,
+        refresh: client.refreshable || scopes.includes('offline_access'),
+      },
+      now,
+    )
+  })
+  if (result === null) {
+    await announceRevocation(services, `family:${replayedFamily}`)
+    throw grantFailed('The code was already used; the tokens it issued are revoked.')
+  }
+  return result
+}
+
+async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, clientId: string): Promise<TokenResponse> {
+  const presented = required(form, 'refresh_token')
+  const scope = param(form, 'scope')
+  const resource = param(form, 'resource')
+  const now = services.now()
+  let reusedFamily: string | null = null
+  const result = await services.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(oauthTokens)
+      .where(and(eq(oauthTokens.tokenHash, hashSecret(presented)), eq(oauthTokens.kind, 'refresh')))
+      .for('update')
+      .limit(1)
+    if (!row || row.clientId !== clientId) throw grantFailed('The refresh token is unknown, or was issued to another client.')
+    if (row.revokedAt !== null) throw grantFailed('The refresh token was revoked.')
+    if (row.rotatedAt !== null) {
+      await revokeFamily(tx, row.familyId, new Date(now))
+      reusedFamily = row.familyId
+      return null
+    }
+    if (row.expiresAt.getTime() <= now) throw grantFailed('The refresh token expired; authorize again.')
+    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
+    const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
+    if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
+    let scopes = row.scopes.filter((s) => agent.scopes.includes(s))
+    if (scope !== undefined) {
+      const asked = [...new Set(scope.split(' ').filter((s) => s !== ''))]
+      const outside = asked.find((s) => !scopes.includes(s))
+      if (outside !== undefined) throw new OAuthError('invalid_scope', `${outside.slice(0, 40)} was not granted to this refresh token.`)
+      scopes = asked
+    }
+    await tx.update(oauthTokens).set({ rotatedAt: new Date(now) }).where(eq(oauthTokens.id, row.id))
+    return issueTokens(tx, { accountId: row.accountId, agentId: row.agentId, clientId, scopes, resource: row.resource, familyId: row.familyId, refresh: true }, now)
+  })
+  if (result === null) {
+    await announceRevocation(services, `family:${reusedFamily}`)
+    throw grantFailed('The refresh token was already used; every token of its grant is revoked. Authorize again.')
+  }
+  return result
+}
+
+/** POST /oauth/token. */
+export async function tokenRequest(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, authorization: string | null): Promise<TokenResponse> {
+  const grantType = required(form, 'grant_type')
+  const clientId = clientIdOf(form, authorization)
+  if (grantType === 'authorization_code') return exchangeCode(services, form, clientId)
+  if (grantType === 'refresh_token') return refresh(services, form, clientId)
+  throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
+}
+
+/**
+ * POST /oauth/revoke (RFC 7009): an access token alone, or a refresh token with its whole family (the
+ * access tokens of the same grant included). Unknown, expired or already revoked tokens answer 200 too;
+ * a token of another client is refused.
+ */
+export async function revokeRequest(services: Pick<Services, 'db' | 'now' | 'kv'>, form: Form, authorization: string | null): Promise<void> {
+  const token = required(form, 'token')
+  const clientId = clientIdOf(form, authorization)
+  const hint = param(form, 'token_type_hint')
+  if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
+    throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token.')
+  }
+  const kind = tokenKind(token)
+  if (kind !== 'access' && kind !== 'refresh') return
+  const hash = hashSecret(token)
+  const [row] = await services.db.select().from(oauthTokens).where(eq(oauthTokens.tokenHash, hash)).limit(1)
+  if (!row) return
+  if (row.clientId !== clientId) throw new OAuthError('invalid_client', 'This token was not issued to this client.', 401)
+  const now = new Date(services.now())
+  if (row.kind === 'refresh') {
+    await revokeFamily(services.db, row.familyId, now)
+    await announceRevocation(services, `family:${row.familyId}`)
+  } else {
+    await services.db.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.id, row.id), isNull(oauthTokens.revokedAt)))
+    await announceRevocation(services, `token:${hash}`)
+  }
+}

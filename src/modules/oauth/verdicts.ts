@@ -1,0 +1,134 @@
+// The resource server's side of at_ tokens: who a token speaks for, checked on every call. The lookup
+// (token, its Agent, its account) is cached per process for a few seconds, and every revocation, kill
+// or scope change is announced on REVOCATION_CHANNEL, which drops the affected verdicts at once in every
+// process (Redis pub/sub; in-process in the embedded default). A lost subscription (reconnect) clears
+// the whole cache; a lost message is bounded by the TTL.
+import { and, eq } from 'drizzle-orm'
+import { accounts, agents, oauthTokens } from '../../db/schema'
+import type { Plan } from '../../db/schema'
+import { errorSummary } from '../../lib/errors'
+import { hashSecret } from '../../lib/secrets'
+import type { Principal } from '../../plugins/auth'
+import { enforceRateLimit } from '../../plugins/client'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { PLAN_LIMITS } from '../account/plans'
+import { issuerOf } from './authorize'
+import { REVOCATION_CHANNEL } from './tokens'
+
+/** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
+export const VERDICT_TTL_MS = 10_000
+const MAX_VERDICTS = 10_000
+const RATE_WINDOW_MS = 60_000
+
+interface Verdict {
+  tokenId: string
+  familyId: string
+  agentId: string
+  clientId: string | null
+  accountId: string
+  email: string
+  plan: Plan
+  /** What the token may do now: its own scopes that its Agent still holds. */
+  scopes: string[]
+  resource: string
+  expiresAt: number
+  cachedUntil: number
+}
+
+export interface AccessTokens {
+  /** The principal of an at_ token, or 401 UNAUTHORIZED (unknown, expired, revoked, killed, another resource). */
+  principal(token: string): Promise<Principal>
+  /** Resolves once this process listens for revocations (tests await it before measuring). */
+  ready: Promise<void>
+}
+
+export function accessTokens(services: Services): AccessTokens {
+  const verdicts = new Map<string, Verdict>()
+  const drop = (message: string) => {
+    if (message === '*') return verdicts.clear()
+    const [kind, id] = [message.slice(0, message.indexOf(':')), message.slice(message.indexOf(':') + 1)]
+    if (kind === 'token') return void verdicts.delete(id)
+    for (const [hash, verdict] of verdicts) {
+      if ((kind === 'family' && verdict.familyId === id) || (kind === 'agent' && verdict.agentId === id) || (kind === 'account' && verdict.accountId === id)) {
+        verdicts.delete(hash)
+      }
+    }
+  }
+  // Until the subscription is live nothing is cached, so no revocation can be missed.
+  let listening = false
+  const ready = services.kv
+    .subscribe(REVOCATION_CHANNEL, drop, () => verdicts.clear())
+    .then(() => {
+      listening = true
+    })
+    .catch((error) => {
+      console.error(`[oauth] not subscribed to revocations; at_ verdicts are not cached: ${errorSummary(error)}`)
+    })
+
+  async function lookup(hash: string, now: number): Promise<Verdict | null> {
+    const cached = verdicts.get(hash)
+    if (cached && cached.cachedUntil > now) return cached
+    const [row] = await services.db
+      .select({
+        tokenId: oauthTokens.id,
+        familyId: oauthTokens.familyId,
+        agentId: oauthTokens.agentId,
+        clientId: oauthTokens.clientId,
+        accountId: oauthTokens.accountId,
+        email: accounts.email,
+        plan: accounts.plan,
+        tokenScopes: oauthTokens.scopes,
+        agentScopes: agents.scopes,
+        agentStatus: agents.status,
+        resource: oauthTokens.resource,
+        expiresAt: oauthTokens.expiresAt,
+        revokedAt: oauthTokens.revokedAt,
+      })
+      .from(oauthTokens)
+      .innerJoin(agents, eq(agents.id, oauthTokens.agentId))
+      .innerJoin(accounts, eq(accounts.id, oauthTokens.accountId))
+      .where(and(eq(oauthTokens.tokenHash, hash), eq(oauthTokens.kind, 'access')))
+      .limit(1)
+    if (!row || row.revokedAt !== null || row.agentStatus !== 'active') return null
+    const verdict: Verdict = {
+      tokenId: row.tokenId,
+      familyId: row.familyId,
+      agentId: row.agentId,
+      clientId: row.clientId,
+      accountId: row.accountId,
+      email: row.email,
+      plan: row.plan,
+      scopes: row.tokenScopes.filter((s) => row.agentScopes.includes(s)),
+      resource: row.resource,
+      expiresAt: row.expiresAt.getTime(),
+      cachedUntil: now + VERDICT_TTL_MS,
+    }
+    if (listening) {
+      if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value!)
+      verdicts.set(hash, verdict)
+    }
+    return verdict
+  }
+
+  return {
+    ready,
+    async principal(token) {
+      const now = services.now()
+      const verdict = await lookup(hashSecret(token), now)
+      if (!verdict) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked access token (or its Agent was stopped); obtain a new one.')
+      if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.')
+      if (verdict.resource !== issuerOf(services)) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`)
+      // An Agent's calls count against the plan's per-minute limit of its own window, like a key's.
+      const perMinute = PLAN_LIMITS[verdict.plan].requestsPerMinute
+      const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now)
+      return {
+        kind: 'account',
+        account: { id: verdict.accountId, email: verdict.email, plan: verdict.plan, keyId: verdict.agentId },
+        agent: { agentId: verdict.agentId, tokenId: verdict.tokenId, clientId: verdict.clientId, scopes: verdict.scopes },
+        rateHeaders,
+        credentialId: `at:${verdict.agentId}`,
+      }
+    },
+  }
+}
