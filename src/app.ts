@@ -7,6 +7,9 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
+import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
+import { consentPageModule } from './modules/oauth/consent-page'
+import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/oauth/scopes'
 import { accessTokens } from './modules/oauth/verdicts'
@@ -50,7 +53,7 @@ export function createApi(deps: ApiDeps) {
     .decorate('services', services)
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
-    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS] }))
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services))
     .use(guestModule(services))
@@ -61,6 +64,8 @@ export function createApi(deps: ApiDeps) {
     .use(domainsModule(services, auth))
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
+    .use(signinModule(services))
+    .use(consentPageModule(services))
     .use(internalModule(services))
 }
 

@@ -19,6 +19,12 @@ export interface PageOptions {
   formTargets?: readonly string[]
 }
 
+/** A form field sent once (the body plugin's form parser); a repeated or non-string field is absent. */
+export function formField(body: unknown, name: string): string | undefined {
+  const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined
+  return typeof value === 'string' ? value : undefined
+}
+
 /** A CSP source for a URL a form may end up at: its origin, or `scheme:` for a private-use scheme. */
 export function formTargetOf(url: string): string | null {
   let parsed: URL

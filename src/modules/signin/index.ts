@@ -10,7 +10,7 @@
 // session's CSRF token.
 import { Elysia } from 'elysia'
 import { createMailer } from '../../mail/mailer'
-import { redirect } from '../../lib/html'
+import { formField, redirect } from '../../lib/html'
 import { randomBase64url, sameSecret } from '../../lib/secrets'
 import { enforceIpLimit } from '../../plugins/client'
 import { errors } from '../../plugins/errors'
@@ -19,7 +19,7 @@ import { normalizeEmail } from '../account/registration'
 import { checkSignInCode, MAX_SIGN_IN_ATTEMPTS, requestSignInCode, SIGN_IN_CODE_TTL_MS, SIGN_IN_RATES } from './codes'
 import { readCookieOf, setCookie } from './cookies'
 import { DEFAULT_NEXT, localPath } from './next'
-import { codePage, limitPage, messagePage, signedInPage, signInPage } from './pages'
+import { codePage, limitPage, messagePage, nextQuery, signedInPage, signInPage } from './pages'
 import { identityProviders, PROVIDER_NAMES } from './providers'
 import { providerRoutes } from './provider-routes'
 import { checkCsrf, clearSessionCookie, createSession, readSession, revokeSession, sessionCookie } from './service'
@@ -30,14 +30,6 @@ export const SIGNIN_FORM_PATHS = ['/signin', '/signin/code', '/signout'] as cons
 
 const LOGIN_TOKEN = /^[A-Za-z0-9_-]{43}$/
 const MAX_EMAIL_LENGTH = 254
-
-type Form = Record<string, unknown>
-
-/** A field sent once; a repeated or non-string field is absent. */
-export function field(body: unknown, name: string): string | undefined {
-  const value = body !== null && typeof body === 'object' ? (body as Form)[name] : undefined
-  return typeof value === 'string' ? value : undefined
-}
 
 function badNext(): Response {
   return messagePage(400, 'Invalid link', '“next” must be a path on this site (such as /consent?request_id=…); this link leads elsewhere.')
@@ -62,7 +54,7 @@ export function signinModule(services: Services) {
   }
   const loginFormOk = (request: Request, body: unknown) => {
     const cookie = readCookieOf(config, request, 'login')
-    const sent = field(body, 'csrf')
+    const sent = formField(body, 'csrf')
     return cookie !== null && LOGIN_TOKEN.test(cookie) && sent !== undefined && sameSecret(sent, cookie)
   }
   /** A new session for the account; the browser's previous one (if any) ends. */
@@ -89,11 +81,11 @@ export function signinModule(services: Services) {
     .post(
       '/signin',
       async ({ request, body, server }) => {
-        const next = localPath(field(body, 'next'))
+        const next = localPath(formField(body, 'next'))
         if (next === null) return badNext()
         if (!loginFormOk(request, body)) return staleForm(next)
-        const csrf = field(body, 'csrf')!
-        const email = normalizeEmail(field(body, 'email') ?? '')
+        const csrf = formField(body, 'csrf')!
+        const email = normalizeEmail(formField(body, 'email') ?? '')
         if (email.length > MAX_EMAIL_LENGTH || !/^[^\s@]+@[^\s@]+$/.test(email)) {
           return signInPage({ next, csrf, providers: configured, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter the e-mail address of your account.', status: 400 })
         }
@@ -110,14 +102,14 @@ export function signinModule(services: Services) {
     .post(
       '/signin/code',
       async ({ request, body, server }) => {
-        const next = localPath(field(body, 'next'))
+        const next = localPath(formField(body, 'next'))
         if (next === null) return badNext()
         if (!loginFormOk(request, body)) return staleForm(next)
-        const page = { attemptId: field(body, 'attempt') ?? '', next, csrf: field(body, 'csrf')!, email: field(body, 'email') ?? '', validMinutes: SIGN_IN_CODE_TTL_MS / 60_000 }
+        const page = { attemptId: formField(body, 'attempt') ?? '', next, csrf: formField(body, 'csrf')!, email: formField(body, 'email') ?? '', validMinutes: SIGN_IN_CODE_TTL_MS / 60_000 }
         let check
         try {
           await enforceIpLimit(services, request, server, 'signin-code', SIGN_IN_RATES.codesPerIp)
-          check = await checkSignInCode(services, page.attemptId, field(body, 'code') ?? '')
+          check = await checkSignInCode(services, page.attemptId, formField(body, 'code') ?? '')
         } catch (error) {
           return limitPage(error, next)
         }
@@ -143,13 +135,14 @@ export function signinModule(services: Services) {
     .post(
       '/signout',
       async ({ request, body }) => {
+        const next = localPath(formField(body, 'next')) ?? DEFAULT_NEXT
         const session = await readSession(services, request)
-        if (!session) return redirect('/signin', { cookies: [clearSessionCookie(config)] })
-        if (!checkCsrf(session, field(body, 'csrf'))) return messagePage(403, 'Please start again', 'This sign-out form was not sent from this site; sign out from the page that shows who is signed in.', { next: DEFAULT_NEXT })
+        if (!session) return redirect(`/signin${nextQuery(next)}`, { cookies: [clearSessionCookie(config)] })
+        if (!checkCsrf(session, formField(body, 'csrf'))) return messagePage(403, 'Please start again', 'This sign-out form was not sent from this site; sign out from the page that shows who is signed in.', { next: DEFAULT_NEXT })
         await revokeSession(services, session.id)
-        return redirect('/signin', { cookies: [clearSessionCookie(config)] })
+        return redirect(`/signin${nextQuery(next)}`, { cookies: [clearSessionCookie(config)] })
       },
-      formDoc('signOut', 'Sign out', 'Form: csrf (the session\'s CSRF token). Ends the session at once (its cookie no longer works anywhere), clears the cookie, 303 to /signin. A missing or wrong token is a 403 page.', [303, 403], ['csrf']),
+      formDoc('signOut', 'Sign out', 'Form: csrf (the session\'s CSRF token), next (optional: where sign-in leads afterwards). Ends the session at once (its cookie no longer works anywhere), clears the cookie, 303 to /signin. A missing or wrong token is a 403 page.', [303, 403], ['csrf', 'next']),
     )
     .use(providerRoutes(services, providers, signIn))
 }
