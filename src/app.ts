@@ -6,13 +6,14 @@ import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
+import { agentsModule } from './modules/agents'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
 import { consentPageModule } from './modules/oauth/consent-page'
 import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
-import { SCOPES } from './modules/oauth/scopes'
-import { accessTokens } from './modules/oauth/verdicts'
+import { SCOPES } from './modules/agents/scopes'
+import { accessTokens } from './modules/agents/verdicts'
 import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
@@ -64,6 +65,7 @@ export function createApi(deps: ApiDeps) {
     .use(domainsModule(services, auth))
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
+    .use(agentsModule(services, auth))
     .use(signinModule(services))
     .use(consentPageModule(services))
     .use(internalModule(services))
