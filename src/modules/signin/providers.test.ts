@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { humanSessions } from '../../db/schema'
+import { ConfigError, parseConfig } from '../../core/config'
 import { testApi, testConfig } from '../../../test/support/api'
 import { startFakeIdentityProvider, type FakeIdentityProvider, type FakeUser } from '../../../test/support/fake-identity-provider'
 import { newAccount } from '../../../test/support/fixtures'
@@ -46,6 +47,23 @@ async function signInAt(provider: FakeIdentityProvider, name: 'github' | 'google
 }
 
 const sessionsOf = (accountId: string) => api.deps.db.select().from(humanSessions).where(eq(humanSessions.accountId, accountId))
+
+describe('configuration', () => {
+  test('client id and secret both or neither; the providers\' own endpoints unless overridden', () => {
+    expect(parseConfig({}).identityProviders).toEqual({ github: undefined, google: undefined })
+    expect(() => parseConfig({ GITHUB_CLIENT_ID: 'id' })).toThrow(/GITHUB_CLIENT_SECRET is required/)
+    expect(() => parseConfig({ GOOGLE_CLIENT_SECRET: 's' })).toThrow(/GOOGLE_CLIENT_ID is required/)
+    expect(() => parseConfig({ GITHUB_CLIENT_ID: 'id', GITHUB_CLIENT_SECRET: 's', GITHUB_TOKEN_URL: 'ftp://x' })).toThrow(ConfigError)
+    expect(parseConfig({ GITHUB_CLIENT_ID: 'id', GITHUB_CLIENT_SECRET: 's' }).identityProviders.github).toEqual({
+      clientId: 'id',
+      clientSecret: 's',
+      authorizationUrl: 'https://github.com/login/oauth/authorize',
+      tokenUrl: 'https://github.com/login/oauth/access_token',
+      userUrl: 'https://api.github.com',
+    })
+    expect(parseConfig({ GOOGLE_CLIENT_ID: 'id', GOOGLE_CLIENT_SECRET: 's', GOOGLE_USER_URL: 'http://127.0.0.1:9/v1/userinfo/' }).identityProviders.google?.userUrl).toBe('http://127.0.0.1:9/v1/userinfo')
+  })
+})
 
 describe('not configured', () => {
   test('no buttons on the sign-in page; the routes are 404 pages', async () => {
