@@ -50,6 +50,9 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['patch', '/api/v1/agents/{agentId}', true],
   ['post', '/api/v1/agents/{agentId}/tokens', true],
   ['post', '/api/v1/agents/{agentId}/kill', true],
+  ['get', '/api/v1/agent/approvals', true],
+  ['get', '/api/v1/agent/approvals/{approvalId}', true],
+  ['post', '/api/v1/agent/approvals/{approvalId}/{decision}', true],
   ['get', '/signin', false],
   ['post', '/signin', false],
   ['post', '/signin/code', false],
@@ -64,7 +67,7 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill'])
+const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 /** RFC 6749 / 7009 requests: form-encoded bodies. */
 const FORM = new Set(['/oauth/token', '/oauth/revoke'])
@@ -79,7 +82,7 @@ const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/
 const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', ...SIGN_IN_PAGES])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
-const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill'])
+const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 let app: TestApp
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -138,7 +141,7 @@ describe('GET /swagger/json', () => {
       }
     }
     expect(doc.paths['/api/v1/shorten'].post.responses['429'].headers['Retry-After'], 'Retry-After documented').toBeDefined()
-    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '400', '401', '403', '409', '413', '429', '503'])
+    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '202', '400', '401', '403', '409', '413', '429', '503'])
   })
 
   test('error examples carry the codes the route answers with, each under its own status', () => {
