@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { accounts, humanSessions } from '../../db/schema'
+import { Elysia } from 'elysia'
+import { createAuth } from '../../plugins/auth'
+import { errors } from '../../plugins/errors'
 import { createServices } from '../../services'
 import { TEST_IP_HEADER, testApi, testConfig, uniqueIp } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
@@ -76,6 +79,32 @@ describe('sessionPrincipal', () => {
     expect(await readSession(services, withCookie(token))).not.toBeNull()
     await api.deps.db.delete(accounts).where(eq(accounts.id, id))
     expect(await readSession(services, withCookie(token))).toBeNull()
+  })
+})
+
+describe('sessionPrincipal in the auth plugin (a route for the human: API key or session)', () => {
+  test('the cookie authenticates; a write needs X-CSRF-Token; a signed-out cookie is 401', async () => {
+    const auth = createAuth([], { resourceMetadataUrl: 'https://api.sho.rt/.well-known/oauth-protected-resource', session: (request) => sessionPrincipal(services, request) })
+    const app = new Elysia()
+      .use(errors)
+      .use(auth.plugin)
+      .get('/mine', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
+      .post('/mine', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
+    const { browser, token } = await signedIn()
+    const send = (method: string, headers: Record<string, string> = {}) =>
+      app.handle(new Request('http://localhost/mine', { method, headers: { cookie: `__Host-ls_session=${token}`, ...headers } }))
+    const read = await send('GET')
+    expect(read.status).toBe(200)
+    expect(((await read.json()) as { credential: string }).credential).toMatch(/^ses:ses_/)
+    expect(read.headers.get('x-ratelimit-limit')).toBe('30')
+    const unguarded = await send('POST')
+    expect(unguarded.status).toBe(403)
+    expect(((await unguarded.json()) as { error: string }).error).toBe('CSRF_TOKEN_INVALID')
+    const csrf = inputValue((await browser.get('/signin/done')).text, 'csrf')!
+    expect((await send('POST', { 'x-csrf-token': csrf })).status).toBe(200)
+
+    await browser.post('/signout', { csrf })
+    expect((await send('GET')).status).toBe(401)
   })
 })
 
