@@ -22,7 +22,7 @@ import { DEFAULT_NEXT, localPath } from './next'
 import { codePage, limitPage, messagePage, nextQuery, signedInPage, signInPage } from './pages'
 import { identityProviders, PROVIDER_NAMES } from './providers'
 import { providerRoutes } from './provider-routes'
-import { checkCsrf, clearSessionCookie, createSession, readSession, revokeSession, sessionCookie } from './service'
+import { checkCsrf, clearSessionCookie, createSession, readSession, revokeSession, sessionCookie, type SignInMethod } from './service'
 import { formDoc, htmlDoc, NEXT_PARAM } from './docs'
 
 /** Paths whose POST body is a form (the body plugin's formPaths). */
@@ -58,7 +58,7 @@ export function signinModule(services: Services) {
     return cookie !== null && LOGIN_TOKEN.test(cookie) && sent !== undefined && sameSecret(sent, cookie)
   }
   /** A new session for the account; the browser's previous one (if any) ends. */
-  const signIn = async (request: Request, accountId: string, method: 'email-code' | 'github' | 'google', next: string, cookies: string[] = []) => {
+  const signIn = async (request: Request, accountId: string, method: SignInMethod, next: string, cookies: string[] = []) => {
     const previous = await readSession(services, request)
     if (previous) await revokeSession(services, previous.id)
     const session = await createSession(services, accountId, method)
