@@ -2,7 +2,8 @@
 // field from the recorded input, so nothing else on the caller's object (a body, a token, a header) can
 // reach the disk or the table; the client address is replaced by its keyed hash here, before the disk.
 // Runs in the recorder's group commit, after the audited call has answered, never inside record().
-import { randomBase64url } from '../../lib/secrets'
+import { IpHasher } from '../../core/ip-hash'
+import { newId } from '../../lib/ids'
 import { AUDIT_OUTCOMES, AUDIT_VIA, outcomeOf, type AuditEventInput, type AuditOutcome, type AuditVia } from './model'
 
 /** Versioned table name: a breaking change makes agent_audit_v2 rather than an in-place ALTER. */
@@ -32,11 +33,7 @@ export interface AuditRow {
   ip_hash: string
 }
 
-/**
- * Event ids carry the prefix `aud_` (STYLE: prefixed ids where ids are shown) and 16 random bytes, as
- * src/lib/ids.ts makes them. Kept here until the prefix is registered in ID_PREFIXES with the Agent routes.
- */
-export const AUDIT_ID_PREFIX = 'aud_'
+/** Event ids: `aud_` and 16 random bytes (src/lib/ids.ts). */
 export const AUDIT_ID_PATTERN = /^aud_[A-Za-z0-9_-]{22}$/
 
 // Bounds on what one event may store: the path and the operation come from the request.
@@ -66,20 +63,16 @@ export function auditPath(value: unknown): string {
 }
 
 export class AuditEncoder {
-  private readonly ipHashes = new Map<string, string>()
 
-  constructor(private readonly ipHashSecret: string) {}
+  private readonly ipHasher: IpHasher
 
-  /** Keyed SHA-256 of an address (128 bits, hex), as clicks hash theirs; empty for no address. */
+  constructor(ipHashSecret: string) {
+    this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
+  }
+
+  /** Keyed SHA-256 of an address, as clicks hash theirs (src/core/ip-hash.ts); empty for no address. */
   hashIp(ip: string): string {
-    if (ip === '') return ''
-    let hash = this.ipHashes.get(ip)
-    if (hash === undefined) {
-      hash = new Bun.CryptoHasher('sha256', this.ipHashSecret).update(ip).digest('hex').slice(0, 32)
-      if (this.ipHashes.size >= IP_MEMO_SIZE) this.ipHashes.clear()
-      this.ipHashes.set(ip, hash)
-    }
-    return hash
+    return this.ipHasher.hash(ip)
   }
 
   /**
@@ -95,7 +88,7 @@ export class AuditEncoder {
     const outcome = typeof input.outcome === 'string' && OUTCOMES.has(input.outcome) ? input.outcome : outcomeOf(status, approvalId)
     const duration = typeof input.durationMs === 'number' && Number.isFinite(input.durationMs) && input.durationMs > 0 ? input.durationMs : 0
     return {
-      id: AUDIT_ID_PREFIX + randomBase64url(16),
+      id: newId('audit'),
       account_id: short(input.accountId),
       agent_id: short(input.agentId),
       at: auditTimestamp(Number.isFinite(at) ? at : Date.now()),
