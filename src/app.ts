@@ -13,6 +13,7 @@ import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
 import { consentPageModule } from './modules/oauth/consent-page'
 import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
+import { sessionPrincipal } from './modules/signin/service'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/agents/scopes'
 import { accessTokens } from './modules/agents/verdicts'
@@ -45,7 +46,11 @@ export function apiAuth(services: Services): Auth {
       { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
       { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
     ],
-    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config), hold: (call) => holdCall(services, call) },
+    {
+      resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
+      session: (request) => sessionPrincipal(services, request),
+      hold: (call) => holdCall(services, call),
+    },
   )
 }
 

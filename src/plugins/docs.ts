@@ -82,7 +82,7 @@ export function docs({ oauthScopes = {} }: DocsOptions = {}) {
                   type: 'apiKey',
                   in: 'cookie',
                   name: 'ls_session',
-                  description: 'The signed-in human (GET /signin); state-changing calls also send X-CSRF-Token',
+                  description: 'The signed-in human (GET /signin): `ls_session`, named `__Host-ls_session` when the service is served over https. Accepted on the human-only routes; state-changing calls also send the session\'s X-CSRF-Token',
                 },
               },
             },
