@@ -65,6 +65,8 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/signin/google/callback', false],
   ['get', '/consent', false],
   ['post', '/consent', false],
+  ['get', '/approvals/{approvalId}', false],
+  ['post', '/approvals/{approvalId}', false],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
@@ -77,7 +79,7 @@ const FORM = new Set(['/oauth/token', '/oauth/revoke'])
 const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
 /** The HTML pages of sign-in and consent: forms and redirects, checked in src/modules/signin and oauth/consent-page tests. */
-const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent']
+const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent', '/approvals/{approvalId}']
 
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages); checked on their own below. */
 const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', ...SIGN_IN_PAGES])
