@@ -2,6 +2,7 @@
 // field from the recorded input, so nothing else on the caller's object (a body, a token, a header) can
 // reach the disk or the table; the client address is replaced by its keyed hash here, before the disk.
 // Runs in the recorder's group commit, after the audited call has answered, never inside record().
+import { IpHasher } from '../../core/ip-hash'
 import { newId } from '../../lib/ids'
 import { AUDIT_OUTCOMES, AUDIT_VIA, outcomeOf, type AuditEventInput, type AuditOutcome, type AuditVia } from './model'
 
@@ -62,20 +63,16 @@ export function auditPath(value: unknown): string {
 }
 
 export class AuditEncoder {
-  private readonly ipHashes = new Map<string, string>()
 
-  constructor(private readonly ipHashSecret: string) {}
+  private readonly ipHasher: IpHasher
 
-  /** Keyed SHA-256 of an address (128 bits, hex), as clicks hash theirs; empty for no address. */
+  constructor(ipHashSecret: string) {
+    this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
+  }
+
+  /** Keyed SHA-256 of an address, as clicks hash theirs (src/core/ip-hash.ts); empty for no address. */
   hashIp(ip: string): string {
-    if (ip === '') return ''
-    let hash = this.ipHashes.get(ip)
-    if (hash === undefined) {
-      hash = new Bun.CryptoHasher('sha256', this.ipHashSecret).update(ip).digest('hex').slice(0, 32)
-      if (this.ipHashes.size >= IP_MEMO_SIZE) this.ipHashes.clear()
-      this.ipHashes.set(ip, hash)
-    }
-    return hash
+    return this.ipHasher.hash(ip)
   }
 
   /**
