@@ -20,9 +20,6 @@ import type { Caller, Dispatch } from './dispatch'
 import { mcpServer } from './server'
 import { TOOL_SCOPES, TOOLS } from './tools'
 
-/** For the audit: `onBehalfOf(request)?.via === 'mcp'` on a REST route tells a tool's call from a REST client's. */
-export { onBehalfOf } from '../plugins/on-behalf'
-
 export const MCP_PATH = '/mcp'
 
 export interface McpOptions {
