@@ -6,10 +6,11 @@ import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
+import { agentsModule } from './modules/agents'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
-import { SCOPES } from './modules/oauth/scopes'
-import { accessTokens } from './modules/oauth/verdicts'
+import { SCOPES } from './modules/agents/scopes'
+import { accessTokens } from './modules/agents/verdicts'
 import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
@@ -61,6 +62,7 @@ export function createApi(deps: ApiDeps) {
     .use(domainsModule(services, auth))
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
+    .use(agentsModule(services, auth))
     .use(internalModule(services))
 }
 

@@ -45,10 +45,15 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['post', '/oauth/revoke', false],
   ['get', '/api/v1/oauth/request/{requestId}', true],
   ['post', '/api/v1/oauth/approve', true],
+  ['get', '/api/v1/agents', true],
+  ['post', '/api/v1/agents', true],
+  ['patch', '/api/v1/agents/{agentId}', true],
+  ['post', '/api/v1/agents/{agentId}/tokens', true],
+  ['post', '/api/v1/agents/{agentId}/kill', true],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve'])
+const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill'])
 
 /** RFC 6749 / 7009 requests: form-encoded bodies. */
 const FORM = new Set(['/oauth/token', '/oauth/revoke'])
@@ -60,7 +65,7 @@ const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke'])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
-const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook'])
+const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill'])
 
 let app: TestApp
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

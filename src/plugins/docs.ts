@@ -24,6 +24,7 @@ export const API_TAGS = [
   { name: 'domains', description: 'Custom domains, verified through DNS' },
   { name: 'conversions', description: 'Report sign-ups, leads and sales of a click (Pro attribution)' },
   { name: 'oauth', description: 'OAuth 2.1 for machine clients (RFC shapes, no data envelope)' },
+  { name: 'agents', description: 'Identities of machine clients: scopes, tokens, the kill switch (for the human)' },
   { name: 'billing', description: 'Checkout pages for people and the payment provider\'s webhook' },
   { name: 'system', description: 'Health' },
 ]

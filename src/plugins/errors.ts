@@ -96,6 +96,10 @@ export const ERROR_STATUS = {
   BILLING_UNAVAILABLE: 503,
   /** The verification e-mail could not be handed to the mail server. */
   MAIL_UNAVAILABLE: 503,
+  /** No Agent with that id in the caller's account. */
+  AGENT_NOT_FOUND: 404,
+  /** The Agent was killed: it gets no new token, and its tokens are refused. */
+  AGENT_KILLED: 409,
   /** No OAuth consent request with that id (unknown, or another account decided it). */
   OAUTH_REQUEST_NOT_FOUND: 404,
   /** The consent request was already approved or denied, or it expired (10 minutes). */
@@ -166,6 +170,8 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   WEBHOOK_SIGNATURE_INVALID: 'The webhook signature is missing, wrong or too old.',
   BILLING_UNAVAILABLE: 'The payment provider is unavailable; nothing was charged. Retry shortly.',
   MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',
+  AGENT_NOT_FOUND: 'No Agent with that id in this account.',
+  AGENT_KILLED: 'This Agent was killed; it gets no new tokens. Create a new Agent if it should work again.',
   OAUTH_REQUEST_NOT_FOUND: 'No consent request with that id; it may belong to another account.',
   OAUTH_REQUEST_DECIDED: 'This consent request is no longer pending (decided or expired); the client has to start the authorization again.',
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',

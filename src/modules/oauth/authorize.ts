@@ -7,7 +7,7 @@ import { oauthRequests } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import type { Services } from '../../services'
 import { loadClient, redirectUriMatches, type OAuthClient } from './clients'
-import { isScope } from './scopes'
+import { isScope } from '../agents/scopes'
 
 export const CONSENT_TTL_MS = 10 * 60 * 1000
 export const CONSENT_PAGE_PATH = '/consent'

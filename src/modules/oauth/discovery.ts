@@ -2,7 +2,7 @@
 // (PUBLIC_API_URL, no trailing slash) is also the one protected resource; /mcp is described by the same
 // resource document, at its path-inserted URL, because an MCP client asks there first.
 import type { Config } from '../../core/config'
-import { SCOPES } from './scopes'
+import { SCOPES } from '../agents/scopes'
 
 type Urls = Pick<Config, 'publicApiUrl'>
 

@@ -11,7 +11,7 @@ import { consentView, decideConsent } from './consent'
 import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
 import { oauthFlowModels, oauthModels } from './model'
 import { registerClient } from './register'
-import { SCOPES } from './scopes'
+import { SCOPES } from '../agents/scopes'
 import { revokeRequest, tokenRequest } from './tokens'
 
 /** Registrations per client IP: a host registers once per install; a loop of them is abuse. */

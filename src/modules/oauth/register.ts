@@ -11,7 +11,7 @@ import { hostKind } from '../../lib/hosts'
 import { newId } from '../../lib/ids'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
-import { isScope } from './scopes'
+import { isScope } from '../agents/scopes'
 
 const MAX_REDIRECT_URIS = 10
 const MAX_URI_LENGTH = 2048

@@ -1,36 +1,22 @@
-// POST /oauth/token and POST /oauth/revoke (RFC 6749, 7636, 8707, 7009), and what they hand out: at_
-// and rt_ tokens, opaque, stored as their SHA-256 only. A family is what one grant issued (the code's
-// exchange and each rotation after it).
+// POST /oauth/token and POST /oauth/revoke (RFC 6749, 7636, 8707, 7009). What they hand out are the
+// Agent's at_ and rt_ tokens (src/modules/agents/tokens.ts); a family is what one grant issued (the
+// code's exchange and each rotation after it).
 //
 // - authorization_code: the code is used once, within 60 s, by the client it was issued to, with its
 //   redirect URI, its PKCE verifier (S256) and its resource. A replayed code revokes the family it issued.
 // - refresh_token: rotation. The presented token is marked rotated and a new pair is issued in the same
 //   family; a rotated token presented again (stolen, or a client bug) revokes the whole family.
 // Every revocation is announced on REVOCATION_CHANNEL after it commits, so each process drops the
-// verdicts it cached (src/modules/oauth/verdicts.ts).
+// verdicts it cached (src/modules/agents/verdicts.ts).
 import { createHash } from 'node:crypto'
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { agents, oauthCodes, oauthTokens } from '../../db/schema'
-import { errorSummary } from '../../lib/errors'
-import { newId } from '../../lib/ids'
-import { hashSecret, newToken, tokenKind } from '../../lib/secrets'
+import { hashSecret, tokenKind } from '../../lib/secrets'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
+import { announceRevocation, issueTokens, type TokenResponse } from '../agents/tokens'
 import { loadClient } from './clients'
-
-export const ACCESS_TOKEN_TTL_S = 900
-/** A refresh token lives 30 days from its issue; each rotation starts a new one. */
-export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
-export const REVOCATION_CHANNEL = 'oauth:revocations'
-
-export interface TokenResponse {
-  access_token: string
-  token_type: 'Bearer'
-  expires_in: number
-  refresh_token?: string
-  scope: string
-}
 
 type Tx = Pick<Db, 'insert' | 'update' | 'select'>
 type Form = Record<string, string | string[] | undefined>
@@ -58,51 +44,6 @@ function clientIdOf(form: Form, authorization: string | null): string {
     if (user) return decodeURIComponent(user)
   }
   throw new OAuthError('invalid_request', 'client_id is missing.')
-}
-
-export interface Issue {
-  accountId: string
-  agentId: string
-  clientId: string | null
-  scopes: readonly string[]
-  resource: string
-  familyId: string
-  refresh: boolean
-  accessTtlS?: number
-}
-
-/** Stores a new at_ (and rt_) of a family; the tokens in clear are returned once. */
-export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<TokenResponse> {
-  const access = newToken('access')
-  const accessTtlS = issue.accessTtlS ?? ACCESS_TOKEN_TTL_S
-  const common = {
-    familyId: issue.familyId,
-    accountId: issue.accountId,
-    agentId: issue.agentId,
-    clientId: issue.clientId,
-    scopes: [...issue.scopes],
-    resource: issue.resource,
-    createdAt: new Date(nowMs),
-  }
-  const rows: (typeof oauthTokens.$inferInsert)[] = [
-    { ...common, id: newId('oauthToken'), tokenHash: hashSecret(access), kind: 'access', expiresAt: new Date(nowMs + accessTtlS * 1000) },
-  ]
-  let refresh: string | undefined
-  if (issue.refresh) {
-    refresh = newToken('refresh')
-    rows.push({ ...common, id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
-  }
-  await tx.insert(oauthTokens).values(rows)
-  return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
-}
-
-/** Tells every process to drop cached verdicts (`family:<id>`, `agent:<id>`, `token:<hash>`). Best effort: the cache's own TTL bounds a lost message. */
-export async function announceRevocation(services: Pick<Services, 'kv'>, message: string): Promise<void> {
-  try {
-    await services.kv.publish(REVOCATION_CHANNEL, message)
-  } catch (error) {
-    console.error(`[oauth] revocation not announced (${message.split(':', 1)[0]}); cached verdicts expire on their own: ${errorSummary(error)}`)
-  }
 }
 
 async function revokeFamily(tx: Tx, familyId: string, now: Date): Promise<void> {

@@ -13,7 +13,6 @@ import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from '../account/plans'
-import { issuerOf } from './authorize'
 import { REVOCATION_CHANNEL } from './tokens'
 
 /** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
@@ -118,7 +117,7 @@ export function accessTokens(services: Services): AccessTokens {
       const verdict = await lookup(hashSecret(token), now)
       if (!verdict) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked access token (or its Agent was stopped); obtain a new one.')
       if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.')
-      if (verdict.resource !== issuerOf(services)) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`)
+      if (verdict.resource !== services.config.publicApiUrl) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`)
       // An Agent's calls count against the plan's per-minute limit of its own window, like a key's.
       const perMinute = PLAN_LIMITS[verdict.plan].requestsPerMinute
       const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now)

@@ -1,0 +1,71 @@
+// at_ and rt_ tokens: what an Agent holds, however it got them (OAuth consent and the token endpoint in
+// src/modules/oauth, or minted by the human for the Agent directly). Opaque, stored as their SHA-256
+// only; a family is what one grant issued. Every revocation is announced on REVOCATION_CHANNEL after it
+// commits, so each process drops the verdicts it cached (verdicts.ts).
+import type { Db } from '../../db/client'
+import { oauthTokens } from '../../db/schema'
+import { errorSummary } from '../../lib/errors'
+import { newId } from '../../lib/ids'
+import { hashSecret, newToken } from '../../lib/secrets'
+import type { Services } from '../../services'
+
+export const ACCESS_TOKEN_TTL_S = 900
+/** A refresh token lives 30 days from its issue; each rotation starts a new one. */
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
+export const REVOCATION_CHANNEL = 'oauth:revocations'
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  refresh_token?: string
+  scope: string
+}
+
+type Tx = Pick<Db, 'insert'>
+
+export interface Issue {
+  accountId: string
+  agentId: string
+  clientId: string | null
+  scopes: readonly string[]
+  resource: string
+  familyId: string
+  refresh: boolean
+  accessTtlS?: number
+}
+
+/** Stores a new at_ (and rt_) of a family; the tokens in clear are returned once. */
+export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<TokenResponse> {
+  const access = newToken('access')
+  const accessTtlS = issue.accessTtlS ?? ACCESS_TOKEN_TTL_S
+  const common = {
+    familyId: issue.familyId,
+    accountId: issue.accountId,
+    agentId: issue.agentId,
+    clientId: issue.clientId,
+    scopes: [...issue.scopes],
+    resource: issue.resource,
+    createdAt: new Date(nowMs),
+  }
+  const rows: (typeof oauthTokens.$inferInsert)[] = [
+    { ...common, id: newId('oauthToken'), tokenHash: hashSecret(access), kind: 'access', expiresAt: new Date(nowMs + accessTtlS * 1000) },
+  ]
+  let refresh: string | undefined
+  if (issue.refresh) {
+    refresh = newToken('refresh')
+    rows.push({ ...common, id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
+  }
+  await tx.insert(oauthTokens).values(rows)
+  return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
+}
+
+/** Tells every process to drop cached verdicts (`family:<id>`, `agent:<id>`, `token:<hash>`). Best effort: the cache's own TTL bounds a lost message. */
+export async function announceRevocation(services: Pick<Services, 'kv'>, message: string): Promise<void> {
+  try {
+    await services.kv.publish(REVOCATION_CHANNEL, message)
+  } catch (error) {
+    console.error(`[oauth] revocation not announced (${message.split(':', 1)[0]}); cached verdicts expire on their own: ${errorSummary(error)}`)
+  }
+}
+
