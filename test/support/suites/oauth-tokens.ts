@@ -5,7 +5,7 @@ import { expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
 import { oauthCodes, oauthTokens } from '../../../src/db/schema'
-import { approved, connect, exchange, ISSUER, oauthFailure, postForm, read, refresh, revoke, shown, untilRefused, withToken, type Flow, type Started } from '../oauth'
+import { approved, asHuman, connect, exchange, ISSUER, oauthFailure, postForm, read, refresh, revoke, shown, untilRefused, withToken, type Flow, type Started } from '../oauth'
 import { clientAndHuman, expectInvalidToken, OTHER_ISSUER, RESOURCE_METADATA, sha256, type OAuthCaseContext } from './oauth-context'
 
 /** The code exchange with what oauth4webapi validated, some of it changed. */
@@ -122,6 +122,23 @@ export function tokenCases(context: () => OAuthCaseContext) {
     const write = await withToken(flow, tokens.access_token, 'POST', '/api/v1/shorten', { url: 'https://example.com/not-created' })
     expect(write.status, shown(write)).toBe(403)
     expect(write.body?.error, shown(write)).toBe('INSUFFICIENT_SCOPE')
+  })
+
+  test('an at_ token on Agent management (human-only): 403 HUMAN_ONLY, it cannot mint itself tokens nor see its Agent', async () => {
+    const { flow, human } = await clientAndHuman(context())
+    const tokens = await connect(flow, human.key, 'links:read')
+    const list = await asHuman(flow, human.key, 'GET', '/api/v1/agents')
+    const agent = list.body?.data?.agents?.find((a: { client_id: string | null }) => a.client_id === flow.client.client_id)
+    expect(agent?.id, shown(list)).toStartWith('agt_')
+    for (const [method, path, body] of [
+      ['GET', '/api/v1/agents', undefined],
+      ['POST', `/api/v1/agents/${agent.id}/tokens`, { scopes: ['links:read'] }],
+      ['PATCH', `/api/v1/agents/${agent.id}`, { scopes: ['links:read', 'links:delete'] }],
+    ] as const) {
+      const res = await withToken(flow, tokens.access_token, method, path, body)
+      expect(res.status, `${method} ${path}: ${shown(res)}`).toBe(403)
+      expect(res.body?.error, `${method} ${path}: ${shown(res)}`).toBe('HUMAN_ONLY')
+    }
   })
 
   test('a revoked access token: 401 invalid_token', async () => {
