@@ -16,4 +16,6 @@ const { data, error, response } = await links.POST('/api/v1/shorten', {
   body: { url: 'https://example.com/landing' },
 })
 if (error) throw new Error(`shorten: ${response.status} ${error.error}: ${error.hint}`)
-console.log(data.data.short_url)
+// 202 only for an Agent token whose policy holds link creation for a human: the approval comes back.
+if ('approval' in data.data) console.log(`held for approval: ${data.data.approval.review_url}`)
+else console.log(data.data.short_url)

@@ -7,6 +7,8 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { agentsModule } from './modules/agents'
+import { approvalsModule, executeThrough } from './modules/approvals'
+import { holdCall } from './modules/approvals/service'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/agents/scopes'
@@ -39,7 +41,7 @@ export function apiAuth(services: Services): Auth {
       { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
       { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
     ],
-    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config) },
+    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config), hold: (call) => holdCall(services, call) },
   )
 }
 
@@ -63,6 +65,7 @@ export function createApi(deps: ApiDeps) {
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
     .use(agentsModule(services, auth))
+    .use(approvalsModule(services, auth, executeThrough(services, auth, (request) => app.handle(request))))
     .use(internalModule(services))
 }
 

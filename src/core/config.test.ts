@@ -10,3 +10,17 @@ describe('short_url of the one-process start', () => {
     expect(parseConfig(env).shortBaseUrl).toBe('http://localhost:3001')
   })
 })
+
+describe('CIMD_ALLOW_HTTP_LOOPBACK', () => {
+  test('off by default and silent; true turns it on with one warning; anything else names the variable', () => {
+    const warnings: string[] = []
+    const warn = (line: string) => warnings.push(line)
+    expect(parseConfig({}, { warn }).cimdAllowHttpLoopback).toBe(false)
+    expect(parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'false' }, { warn }).cimdAllowHttpLoopback).toBe(false)
+    expect(warnings).toEqual([])
+    expect(parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }, { warn }).cimdAllowHttpLoopback).toBe(true)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('for tests only')
+    expect(() => parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'yes' })).toThrow(/CIMD_ALLOW_HTTP_LOOPBACK/)
+  })
+})

@@ -79,6 +79,12 @@ export interface Config {
   mail: MailConfig
   /** Stripe Checkout for Pro; unset: the local provider (a confirm page served by this API). */
   stripe: StripeConfig | undefined
+  /**
+   * CIMD_ALLOW_HTTP_LOOPBACK: a client_id metadata document may also be fetched from a loopback
+   * address, over http too (src/modules/oauth/cimd.ts). For tests only: in production it would let any
+   * client_id make the server call services on its own machine.
+   */
+  cimdAllowHttpLoopback: boolean
 }
 
 export interface MailConfig {
@@ -278,6 +284,8 @@ export interface ConfigDefaults {
    * redirector's REDIRECT_PORT.
    */
   singleProcess?: boolean
+  /** Where a setting that is unsafe outside tests is reported, once per parse (at boot). Default console.warn. */
+  warn?: (line: string) => void
 }
 
 export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
@@ -295,6 +303,9 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
   const dataDir = env.DATA_DIR || './data'
   const unsetSecret = defaults.secret ? (name: string) => defaults.secret!(name, dataDir) : () => crypto.randomUUID() + crypto.randomUUID()
   const internalSecret = secret(env, 'INTERNAL_SECRET', embedded, unsetSecret)
+  const cimdAllowHttpLoopback = bool(env, 'CIMD_ALLOW_HTTP_LOOPBACK', false)
+  const warn = defaults.warn ?? console.warn
+  if (cimdAllowHttpLoopback) warn('[config] CIMD_ALLOW_HTTP_LOOPBACK=true is for tests only: client_id metadata documents are fetched from loopback addresses, over http too')
 
   return {
     port,
@@ -340,5 +351,6 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     embedded,
     mail: mailConfig(env, dataDir, publicApiUrl),
     stripe: stripeConfig(env),
+    cimdAllowHttpLoopback,
   }
 }

@@ -21,7 +21,7 @@ const agentToken: Authenticator = {
   kind: 'account',
   async authenticate(token): Promise<Principal> {
     if (token.endsWith('revoked')) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked access token.')
-    return { kind: 'account', account, agent: { agentId: 'agt_1', tokenId: 'tok_1', clientId: 'cli_1', scopes: ['links:read'] }, rateHeaders: {}, credentialId: 'at:agt_1' }
+    return { kind: 'account', account, agent: { agentId: 'agt_1', tokenId: 'tok_1', clientId: 'cli_1', scopes: ['links:read'], requireApproval: [] }, rateHeaders: {}, credentialId: 'at:agt_1' }
   },
 }
 const CSRF = 'csrf-token-of-the-session'

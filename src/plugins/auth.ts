@@ -43,6 +43,10 @@ export interface AgentGrant {
   /** The OAuth client the token was issued to; null for a token the human minted directly. */
   clientId: string | null
   scopes: readonly string[]
+  /** Operations the Agent's policy holds for a human decision (`links.delete`, …). */
+  requireApproval: readonly string[]
+  /** Set when this request is the execution of an approved one: it is not held again. */
+  approvalId?: string
 }
 
 /** A signed-in human (session cookie): state-changing calls must carry its CSRF token. */
@@ -90,7 +94,16 @@ const ACCEPTS: Record<AuthMode, string> = {
  * table, shown in the document). Guest tokens, API keys and sessions hold every scope of their kind; an
  * at_ token is refused (403 HUMAN_ONLY) by a route that names no scope.
  */
-export type AuthOption = true | { scopes: readonly string[] }
+export type AuthOption = true | { scopes: readonly string[]; operation?: string }
+
+/** An Agent's call to an operation its policy holds: what the hold hook needs to keep it for a human. */
+export interface HeldCall {
+  principal: Principal & { kind: 'account'; agent: AgentGrant }
+  operation: string
+  scopes: readonly string[]
+  request: Request
+  body: unknown
+}
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
 const BEARER = /^Bearer +(\S+) *$/i
@@ -115,6 +128,11 @@ export interface Auth {
    * header, held to `scopes` when it is an Agent's token.
    */
   authenticate(mode: AuthMode, header: string | null, option?: AuthOption): Promise<Principal>
+  /**
+   * Runs an in-process request as `principal` without a bearer token (the execution of an approved
+   * call): the request object itself is the credential, so nothing a client sends can claim it.
+   */
+  runAs(request: Request, principal: Principal): Request
 }
 
 export interface AuthOptions {
@@ -122,6 +140,11 @@ export interface AuthOptions {
   resourceMetadataUrl: string
   /** The signed-in human of a request (session cookie), or null; routes in `human` mode accept it. */
   session?: (request: Request) => Promise<Principal | null>
+  /**
+   * Keeps an Agent's call to an operation its policy names for a human decision: answers the 202 (and
+   * the route does not run), or null to let it run. Not called for a dry run or an approved execution.
+   */
+  hold?: (call: HeldCall) => Promise<Response | null>
 }
 
 /** The challenge of a 401 (RFC 6750 3, RFC 9728 5.1): `error="invalid_token"` only when a token was sent. */
@@ -179,23 +202,48 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     }
     return authenticate('human', header)
   }
-  return { plugin: authMacros(authenticate, human), authenticate }
+  const preauthorized = new WeakMap<Request, Principal>()
+  const runAs = (request: Request, principal: Principal) => {
+    preauthorized.set(request, principal)
+    return request
+  }
+  return { plugin: authMacros(authenticate, human, preauthorized, options.hold), authenticate, runAs }
 }
 
-function authMacros(authenticate: Auth['authenticate'], human: (request: Request) => Promise<Principal>) {
+function authMacros(
+  authenticate: Auth['authenticate'],
+  human: (request: Request) => Promise<Principal>,
+  preauthorized: WeakMap<Request, Principal>,
+  hold: AuthOptions['hold'],
+) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
   const guard = (mode: AuthMode, option: AuthOption) => ({
     detail: {
       security: mode === 'human' ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
       'x-auth': mode,
-      ...(option !== true && { 'x-scopes': option.scopes }),
+      ...(option !== true && option.scopes.length > 0 && { 'x-scopes': option.scopes }),
+      ...(option !== true && option.operation && { 'x-operation': option.operation }),
     } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
-      const principal = mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option)
+      const principal =
+        preauthorized.get(request) ?? (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
       Object.assign(set.headers, principal.rateHeaders)
       principals.set(request, principal)
     },
+    // After validation (a held call is a valid one), before the route and its idempotency claim.
+    ...(option !== true &&
+      option.operation &&
+      hold && {
+        async beforeHandle({ request, body }: { request: Request; body: unknown }) {
+          const principal = principals.get(request)
+          if (principal?.kind !== 'account' || !principal.agent || principal.agent.approvalId) return
+          if (!principal.agent.requireApproval.includes(option.operation!)) return
+          if (new URL(request.url).searchParams.get('dry_run') === 'true') return
+          const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body })
+          if (held) return held
+        },
+      }),
   })
   const principalOf = (request: Request): Principal => {
     const principal = principals.get(request)

@@ -50,10 +50,13 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['patch', '/api/v1/agents/{agentId}', true],
   ['post', '/api/v1/agents/{agentId}/tokens', true],
   ['post', '/api/v1/agents/{agentId}/kill', true],
+  ['get', '/api/v1/agent/approvals', true],
+  ['get', '/api/v1/agent/approvals/{approvalId}', true],
+  ['post', '/api/v1/agent/approvals/{approvalId}/{decision}', true],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill'])
+const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 /** RFC 6749 / 7009 requests: form-encoded bodies. */
 const FORM = new Set(['/oauth/token', '/oauth/revoke'])
@@ -65,7 +68,7 @@ const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke'])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
-const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill'])
+const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 let app: TestApp
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -124,7 +127,7 @@ describe('GET /swagger/json', () => {
       }
     }
     expect(doc.paths['/api/v1/shorten'].post.responses['429'].headers['Retry-After'], 'Retry-After documented').toBeDefined()
-    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '400', '401', '403', '409', '413', '429', '503'])
+    expect(Object.keys(doc.paths['/api/v1/shorten'].post.responses).sort()).toEqual(['200', '202', '400', '401', '403', '409', '413', '429', '503'])
   })
 
   test('error examples carry the codes the route answers with, each under its own status', () => {

@@ -100,6 +100,10 @@ export const ERROR_STATUS = {
   AGENT_NOT_FOUND: 404,
   /** The Agent was killed: it gets no new token, and its tokens are refused. */
   AGENT_KILLED: 409,
+  /** No approval with that id for this account (or, for an Agent, not one it asked for). */
+  APPROVAL_NOT_FOUND: 404,
+  /** The approval is no longer pending: decided, executed or expired (24 hours). */
+  APPROVAL_DECIDED: 409,
   /** No OAuth consent request with that id (unknown, or another account decided it). */
   OAUTH_REQUEST_NOT_FOUND: 404,
   /** The consent request was already approved or denied, or it expired (10 minutes). */
@@ -172,6 +176,8 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',
   AGENT_NOT_FOUND: 'No Agent with that id in this account.',
   AGENT_KILLED: 'This Agent was killed; it gets no new tokens. Create a new Agent if it should work again.',
+  APPROVAL_NOT_FOUND: 'No approval with that id in this account.',
+  APPROVAL_DECIDED: 'This approval is no longer pending; its status says what happened.',
   OAUTH_REQUEST_NOT_FOUND: 'No consent request with that id; it may belong to another account.',
   OAUTH_REQUEST_DECIDED: 'This consent request is no longer pending (decided or expired); the client has to start the authorization again.',
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',

@@ -51,7 +51,7 @@ describe('idempotent routes', () => {
     const before = { count: runs.count, other: runs.other }
     const reused = [
       await post(app, '/t/count', proKey, key, { n: 2 }),
-      await post(app, '/t/count?dry_run=true', proKey, key, { n: 1 }),
+      await post(app, '/t/count?variant=b', proKey, key, { n: 1 }),
       await post(app, '/t/other', proKey, key, { n: 1 }),
     ]
     for (const r of reused) expect(r.body, show(r)).toMatchObject({ success: false, error: 'IDEMPOTENCY_KEY_REUSED' })

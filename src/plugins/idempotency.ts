@@ -25,6 +25,7 @@
 // - same key while the first request still runs: 409 IDEMPOTENCY_IN_PROGRESS with Retry-After: 1.
 //   A request that dies without answering holds the key only for its lease (60 s).
 // - a malformed key: 400 VALIDATION_FAILED. No header: the route runs as if it had no option.
+// - `?dry_run=true` (a preview that writes nothing): the key is neither claimed nor stored.
 //
 // Order of hooks: the auth macro resolves `principal` in its resolve step, and Elysia runs a route's
 // resolve functions before its beforeHandle ones whatever the order of the options, so the claim
@@ -84,6 +85,8 @@ export function idempotencyPlugin(services: Pick<Services, 'idempotency'>, optio
           if (!KEY_PATTERN.test(key)) {
             throw new ApiError('VALIDATION_FAILED', 'headers.idempotency-key: must be 1 to 255 printable ASCII characters')
           }
+          // A dry run writes nothing, the idempotency store included: the key stays free for the real call.
+          if (new URL(request.url).searchParams.get('dry_run') === 'true') return
           const principal = (context as { principal?: Principal }).principal
           if (!principal) throw new Error('idempotent: true needs the auth macro on the same route (the key is scoped to the credential)')
           const storeKey = `${credentialScope(principal)}:${sha256(key)}`

@@ -5,6 +5,7 @@
 // what they share with vendor keywords that this pass turns into documentation and then removes:
 //   x-auth: 'gt' | 'mk' | 'gt/mk' | 'human' (plugins/auth.ts) → 401 and 429 examples, X-RateLimit-* headers
 //   x-scopes: [scope]               (plugins/auth.ts)        → the oauth2 security requirement, 403 INSUFFICIENT_SCOPE
+//   x-operation: 'links.delete'     (plugins/auth.ts)        → the 202 an Agent's held call answers
 //   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
 //   x-error-codes on an error schema (errorResponses)        → one example per code at that status
 import { DEFAULT_HINT, ERROR_CODES_KEYWORD, ERROR_STATUS, type ErrorCode } from './errors'
@@ -123,7 +124,13 @@ function normalizeOperation(operation: Json, schemas: Json): void {
     const said = `OAuth scope of an at_ token: ${scopes.map((s) => `\`${s}\``).join(', ')}.`
     operation.description = typeof operation.description === 'string' ? `${operation.description}\n\n${said}` : said
   }
-  for (const key of ['x-auth', 'x-idempotent', 'x-oauth']) delete operation[key]
+  // An operation an Agent's policy may hold for a human (plugins/auth.ts hold): the 202 it answers then.
+  const held = typeof operation['x-operation'] === 'string' ? operation['x-operation'] : undefined
+  if (held) {
+    const said = `Policy operation \`${held}\`: an Agent token whose policy names it gets 202 with an approval instead (the call runs once a human approves it); \`?dry_run=true\` previews without holding.`
+    operation.description = typeof operation.description === 'string' ? `${operation.description}\n\n${said}` : said
+  }
+  for (const key of ['x-auth', 'x-idempotent', 'x-oauth', 'x-operation']) delete operation[key]
 
   const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).map(normalizeParameter)
   if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER)
@@ -150,6 +157,14 @@ function normalizeOperation(operation: Json, schemas: Json): void {
     const declared = codesOf(response)
     if (declared) add(declared)
     else out[status] = normalizeSuccess(status, response, schemas)
+  }
+  if (held) {
+    out['202'] = {
+      description: 'Held for a human decision (an Agent token whose policy names this operation); Location is the approval',
+      headers: { Location: { description: 'The approval: GET it to follow the decision', schema: { type: 'string' } } },
+      // The model of src/modules/approvals (registered by that module).
+      content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/HeldResponse' } } },
+    }
   }
   if (auth) add(AUTH_CODES[auth] ?? [])
   if (jsonBody && !oauth) add(BODY_CODES)

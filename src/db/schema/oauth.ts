@@ -154,3 +154,40 @@ export const signInCodes = pgTable(
   },
   (t) => [index('sign_in_codes_account_idx').on(t.accountId).where(sql`${t.usedAt} is null`)],
 )
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'executed', 'failed'] as const
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number]
+
+/**
+ * An Agent's call held for a human decision (apr_…): the request as it came (to run it on approval,
+ * once), 24 hours to decide. `pending` past expires_at reads as expired. `approved` is the short state
+ * of the one execution; it ends as `executed` or `failed` with the route's answer in `result`.
+ */
+export const agentApprovals = pgTable(
+  'agent_approvals',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id').notNull().references(() => agents.id, { onDelete: 'cascade' }),
+    operation: text('operation').notNull(),
+    /** The scopes the route needs: checked again, against the Agent's, when it runs. */
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    query: jsonb('query').$type<Record<string, string>>().notNull(),
+    body: jsonb('body'),
+    status: text('status', { enum: APPROVAL_STATUSES }).notNull().default('pending'),
+    /** SHA-256 of (Agent, Idempotency-Key) when the call had one: a retry finds its approval. */
+    idempotencyKey: text('idempotency_key'),
+    fingerprint: text('fingerprint').notNull(),
+    result: jsonb('result').$type<{ status: number; body: unknown }>(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    decidedAt: timestamp('decided_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('agent_approvals_account_idx').on(t.accountId, t.createdAt),
+    index('agent_approvals_agent_pending_idx').on(t.agentId).where(sql`${t.status} = 'pending'`),
+    uniqueIndex('agent_approvals_idempotency_unique').on(t.agentId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+  ],
+)

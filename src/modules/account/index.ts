@@ -84,7 +84,7 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
         }
       },
       {
-        account: { scopes: ['billing:write'] },
+        account: { scopes: ['billing:write'], operation: 'billing.upgrade' },
         idempotent: true,
         body: 'UpgradeRequest',
         // No body (or null) means the defaults; done before validation so the schema sees an object.

@@ -3,7 +3,7 @@
 // OAuth consent creates the Agent of (account, client) or reuses it.
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { agents, oauthTokens } from '../../db/schema'
+import { agentApprovals, agents, oauthTokens } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -122,7 +122,8 @@ export async function updateAgent(services: Pick<Services, 'db' | 'kv'>, account
   if (Object.keys(changes).length === 0) return agentView(before)
   const [row] = await services.db.update(agents).set(changes).where(and(eq(agents.id, agentId), eq(agents.accountId, accountId))).returning()
   if (!row) throw new ApiError('AGENT_NOT_FOUND')
-  if (changes.scopes && before.scopes.some((s) => !changes.scopes!.includes(s))) await announceRevocation(services, `agent:${agentId}`)
+  // Cached verdicts carry scopes and policy: every process drops this Agent's at once.
+  if (changes.scopes || changes.policy) await announceRevocation(services, `agent:${agentId}`)
   return agentView(row)
 }
 
@@ -149,8 +150,8 @@ export async function mintAgentToken(services: Pick<Services, 'db' | 'now' | 'co
 }
 
 /**
- * The emergency stop: the Agent is killed, every token it holds is revoked, and every process drops its
- * cached verdicts at once. Killing a killed Agent changes nothing and answers the same.
+ * The emergency stop: the Agent is killed, every token it holds is revoked, its pending approvals
+ * expire, and every process drops its cached verdicts at once. Killing a killed Agent changes nothing and answers the same.
  */
 export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv'>, accountId: string, agentId: string) {
   const before = await ownAgent(services, accountId, agentId)
@@ -162,6 +163,8 @@ export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv'>, a
       .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
       .returning()
     await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.agentId, agentId), isNull(oauthTokens.revokedAt)))
+    // Its pending approvals expire: a decision after the kill runs nothing.
+    await tx.update(agentApprovals).set({ status: 'expired', decidedAt: now }).where(and(eq(agentApprovals.agentId, agentId), eq(agentApprovals.status, 'pending')))
     return killed
   })
   if (!row) throw new ApiError('AGENT_NOT_FOUND')

@@ -60,8 +60,19 @@ export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<
   return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
 }
 
+/** This process's verdict caches by store: a revocation drops them before it is even published. */
+const localListeners = new WeakMap<object, Set<(message: string) => void>>()
+
+/** Hears this process's own revocations at once (pub/sub brings them back later, and brings the others'). */
+export function onLocalRevocation(services: Pick<Services, 'kv'>, listener: (message: string) => void): void {
+  let set = localListeners.get(services.kv)
+  if (!set) localListeners.set(services.kv, (set = new Set()))
+  set.add(listener)
+}
+
 /** Tells every process to drop cached verdicts (`family:<id>`, `agent:<id>`, `token:<hash>`). Best effort: the cache's own TTL bounds a lost message. */
 export async function announceRevocation(services: Pick<Services, 'kv'>, message: string): Promise<void> {
+  for (const listener of localListeners.get(services.kv) ?? []) listener(message)
   try {
     await services.kv.publish(REVOCATION_CHANNEL, message)
   } catch (error) {

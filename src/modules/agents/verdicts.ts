@@ -13,7 +13,7 @@ import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from '../account/plans'
-import { REVOCATION_CHANNEL } from './tokens'
+import { onLocalRevocation, REVOCATION_CHANNEL } from './tokens'
 
 /** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
 export const VERDICT_TTL_MS = 10_000
@@ -30,6 +30,7 @@ interface Verdict {
   plan: Plan
   /** What the token may do now: its own scopes that its Agent still holds. */
   scopes: string[]
+  requireApproval: string[]
   resource: string
   expiresAt: number
   cachedUntil: number
@@ -54,6 +55,7 @@ export function accessTokens(services: Services): AccessTokens {
       }
     }
   }
+  onLocalRevocation(services, drop)
   // Until the subscription is live nothing is cached, so no revocation can be missed.
   let listening = false
   const ready = services.kv
@@ -80,6 +82,7 @@ export function accessTokens(services: Services): AccessTokens {
         tokenScopes: oauthTokens.scopes,
         agentScopes: agents.scopes,
         agentStatus: agents.status,
+        policy: agents.policy,
         resource: oauthTokens.resource,
         expiresAt: oauthTokens.expiresAt,
         revokedAt: oauthTokens.revokedAt,
@@ -99,6 +102,7 @@ export function accessTokens(services: Services): AccessTokens {
       email: row.email,
       plan: row.plan,
       scopes: row.tokenScopes.filter((s) => row.agentScopes.includes(s)),
+      requireApproval: row.policy.require_approval,
       resource: row.resource,
       expiresAt: row.expiresAt.getTime(),
       cachedUntil: now + VERDICT_TTL_MS,
@@ -124,7 +128,7 @@ export function accessTokens(services: Services): AccessTokens {
       return {
         kind: 'account',
         account: { id: verdict.accountId, email: verdict.email, plan: verdict.plan, keyId: verdict.agentId },
-        agent: { agentId: verdict.agentId, tokenId: verdict.tokenId, clientId: verdict.clientId, scopes: verdict.scopes },
+        agent: { agentId: verdict.agentId, tokenId: verdict.tokenId, clientId: verdict.clientId, scopes: verdict.scopes, requireApproval: verdict.requireApproval },
         rateHeaders,
         credentialId: `at:${verdict.agentId}`,
       }

@@ -47,7 +47,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { success: true, data: domain, meta: meta(services, account, total, hint) }
       },
       {
-        account: { scopes: ['domains:write'] },
+        account: { scopes: ['domains:write'], operation: 'domains.change' },
         idempotent: true,
         body: 'AddDomainRequest',
         response: { 201: 'DomainResponse', ...errorResponses('INVALID_DOMAIN', 'DOMAIN_RESERVED', 'DOMAIN_LIMIT_REACHED', 'DOMAIN_TAKEN') },
@@ -67,7 +67,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         return { success: true, data: domain, meta: meta(services, account, await countDomains(services, account.id)) }
       },
       {
-        account: { scopes: ['domains:write'] },
+        account: { scopes: ['domains:write'], operation: 'domains.change' },
         params: HostnameParams,
         response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
@@ -92,7 +92,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         }
       },
       {
-        account: { scopes: ['domains:write'] },
+        account: { scopes: ['domains:write'], operation: 'domains.change' },
         idempotent: true,
         params: HostnameParams,
         response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND') },

@@ -59,7 +59,11 @@ async function mapLimit<T, R>(items: T[], limit: number, task: (item: T, index: 
   return results
 }
 
-export async function bulkCreate(services: Services, account: AccountPrincipal, items: unknown[]) {
+/**
+ * A dry run checks each item as it would be created, each on its own (two items asking for one alias
+ * both pass: nothing of the first is kept for the second to clash with).
+ */
+export async function bulkCreate(services: Services, account: AccountPrincipal, items: unknown[], dryRun = false) {
   const prepared = await mapLimit(items, PREPARE_CONCURRENCY, async (item, index): Promise<NewLink | BulkItemResult> => {
     try {
       return await prepareLink(services, account, checkItem(item, `links[${index}]`), `links[${index}]`)
@@ -75,8 +79,8 @@ export async function bulkCreate(services: Services, account: AccountPrincipal, 
       continue
     }
     try {
-      const created = await insertLink(services, account, link, `links[${index}]`)
-      used = created.used
+      const created = await insertLink(services, account, link, `links[${index}]`, dryRun)
+      if (!dryRun) used = created.used
       results.push({ index, success: true, data: toLinkRecord(created.row, services) })
     } catch (error) {
       results.push(failure(index, error))

@@ -117,11 +117,19 @@ export async function prepareLink(services: Services, account: AccountPrincipal,
   return { url, domain, alias: input.alias, passwordHash, expiresAt, activatedAt, createdAt: new Date(now) }
 }
 
+/** Thrown inside a dry run's transaction to roll it back with the result it would have committed. */
+class DryRunRollback extends Error {
+  constructor(readonly result: { row: LinkRow; used: number }) {
+    super('dry run')
+  }
+}
+
 /**
  * Inserts a prepared link under the account's quota lock, then writes it through to the cache. Returns
- * the row and this month's link count including it.
+ * the row and this month's link count including it. A dry run does all of it (the quota, the alias
+ * clash, a generated alias) inside the transaction and rolls it back: nothing is stored, nothing cached.
  */
-export async function insertLink(services: Services, account: AccountPrincipal, link: NewLink, prefix: string): Promise<{ row: LinkRow; used: number }> {
+export async function insertLink(services: Services, account: AccountPrincipal, link: NewLink, prefix: string, dryRun = false): Promise<{ row: LinkRow; used: number }> {
   const now = link.createdAt.getTime()
   const limit = PLAN_LIMITS[account.plan].linksPerMonth
   const result = await services.db.transaction(async (tx) => {
@@ -139,15 +147,20 @@ export async function insertLink(services: Services, account: AccountPrincipal, 
       updatedAt: link.createdAt,
     }
     const row = await insertWithAlias(tx, services, values, { alias: link.alias, customDomain: link.domain.custom, prefix })
+    if (dryRun) throw new DryRunRollback({ row, used: used + 1 })
     return { row, used: used + 1 }
+  }).catch((error: unknown) => {
+    if (error instanceof DryRunRollback) return error.result
+    throw error
   })
+  if (dryRun) return result
   await syncLinkCache(services, result.row, toCachedLink(result.row, planIsPro(account.plan)), { publish: true })
   return result
 }
 
-/** POST /shorten with an API key. */
-export async function shortenAsAccount(services: Services, account: AccountPrincipal, input: ShortenInput) {
+/** POST /shorten with an API key (or an Agent's token); a dry run answers the link it would create. */
+export async function shortenAsAccount(services: Services, account: AccountPrincipal, input: ShortenInput, dryRun = false) {
   const prepared = await prepareLink(services, account, input, 'body')
-  const { row, used } = await insertLink(services, account, prepared, 'body')
+  const { row, used } = await insertLink(services, account, prepared, 'body', dryRun)
   return { link: toLinkRecord(row, services), meta: accountMeta(services, { plan: account.plan, linksThisMonth: used }) }
 }

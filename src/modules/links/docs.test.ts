@@ -4,12 +4,12 @@ import { call, show, testApi } from '../../../test/support/api'
 
 /** [method, path, error statuses]: every route of this module that needs an API key or a token (503: the limiter or idempotency store is down). */
 const ROUTES: [string, string, string[]][] = [
-  ['post', '/api/v1/shorten', ['400', '401', '403', '409', '413', '429', '503']],
+  ['post', '/api/v1/shorten', ['202', '400', '401', '403', '409', '413', '429', '503']],
   ['get', '/api/v1/links', ['400', '401', '403', '429', '503']],
-  ['post', '/api/v1/links/bulk', ['400', '401', '403', '409', '413', '429', '503']],
+  ['post', '/api/v1/links/bulk', ['202', '400', '401', '403', '409', '413', '429', '503']],
   ['get', '/api/v1/links/{alias}', ['400', '401', '403', '404', '429', '503']],
-  ['patch', '/api/v1/links/{alias}', ['400', '401', '403', '404', '409', '413', '429', '503']],
-  ['delete', '/api/v1/links/{alias}', ['400', '401', '403', '404', '409', '429', '503']],
+  ['patch', '/api/v1/links/{alias}', ['202', '400', '401', '403', '404', '409', '413', '429', '503']],
+  ['delete', '/api/v1/links/{alias}', ['202', '400', '401', '403', '404', '409', '429', '503']],
 ]
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -33,7 +33,7 @@ describe('links routes in /swagger/json', () => {
     expect(op.description?.length, where).toBeGreaterThan(20)
     expect(op.security, where).toEqual([{ bearerAuth: [] }, { oauth2: op['x-scopes'] }])
     expect(Object.keys(op.responses).sort(), where).toEqual(['200', ...errors].sort())
-    for (const status of errors) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe('#/components/schemas/ErrorResponse')
+    for (const status of errors) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe(status === '202' ? '#/components/schemas/HeldResponse' : '#/components/schemas/ErrorResponse')
     expect(model(op.responses['200'].content['application/json'].schema.$ref)?.examples?.length, where).toBeGreaterThan(0)
     if (method === 'post' || method === 'patch') {
       expect(Object.keys(op.requestBody.content), where).toEqual(['application/json'])

@@ -3,14 +3,14 @@
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
 import { enforceIpLimit } from '../../plugins/client'
-import { errorResponses, errors } from '../../plugins/errors'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
 import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
 import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
-import { AliasParams, LinkListQuery, LinkQuery, linkModels, MAX_BULK_LINKS } from './model'
+import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { currentAccountMeta } from '../account/meta'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
@@ -27,11 +27,13 @@ export function linksModule(services: Services, auth: Auth) {
     .model(linkModels)
     .post(
       '/api/v1/shorten',
-      async ({ body, principal }) => {
+      async ({ body, principal, query }) => {
+        const dryRun = query.dry_run === 'true'
         if (principal.kind === 'account') {
-          const { link, meta } = await shortenAsAccount(services, principal.account, body)
-          return { success: true, data: link, meta }
+          const { link, meta } = await shortenAsAccount(services, principal.account, body, dryRun)
+          return { success: true, data: link, meta: dryRun ? { ...meta, dry_run: true } : meta }
         }
+        if (dryRun) throw new ApiError('VALIDATION_FAILED', 'query.dry_run: previews are for API keys and Agent tokens, not guest tokens.')
         const { link, guest, notices } = await shortenAsGuest(services, principal.guest, body)
         return {
           success: true,
@@ -40,8 +42,9 @@ export function linksModule(services: Services, auth: Auth) {
         }
       },
       {
-        guestOrAccount: { scopes: ['links:write'] },
+        guestOrAccount: { scopes: ['links:write'], operation: 'links.create' },
         idempotent: true,
+        query: DryRunQuery,
         body: 'ShortenRequest',
         response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
         detail: {
@@ -95,13 +98,15 @@ export function linksModule(services: Services, auth: Auth) {
     )
     .post(
       '/api/v1/links/bulk',
-      async ({ body, account }) => {
-        const { results, summary, meta } = await bulkCreate(services, account, body.links)
-        return { success: true, data: { results, summary }, meta }
+      async ({ body, account, query }) => {
+        const dryRun = query.dry_run === 'true'
+        const { results, summary, meta } = await bulkCreate(services, account, body.links, dryRun)
+        return { success: true, data: { results, summary }, meta: dryRun ? { ...meta, dry_run: true } : meta }
       },
       {
-        account: { scopes: ['links:write'] },
+        account: { scopes: ['links:write'], operation: 'links.create' },
         idempotent: true,
+        query: DryRunQuery,
         body: 'BulkRequest',
         response: { 200: 'BulkResponse', ...errorResponses() },
         detail: {
@@ -133,15 +138,17 @@ export function linksModule(services: Services, auth: Auth) {
     .patch(
       '/api/v1/links/:alias',
       async ({ params, query, body, account }) => {
-        const row = await updateLink(services, account, params.alias, query.domain, body)
+        const dryRun = query.dry_run === 'true'
+        const row = await updateLink(services, account, params.alias, query.domain, body, dryRun)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
-        return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
+        const meta = await currentAccountMeta(services, account, { notices: clickNotices([data]) })
+        return { success: true, data, meta: dryRun ? { ...meta, dry_run: true } : meta }
       },
       {
-        account: { scopes: ['links:write'] },
+        account: { scopes: ['links:write'], operation: 'links.update' },
         idempotent: true,
         params: AliasParams,
-        query: LinkQuery,
+        query: LinkWriteQuery,
         body: 'UpdateLinkRequest',
         response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
         detail: {
@@ -157,13 +164,16 @@ export function linksModule(services: Services, auth: Auth) {
     .delete(
       '/api/v1/links/:alias',
       async ({ params, query, account }) => {
-        const link = await deleteLink(services, account, params.alias, query.domain)
-        return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta: await currentAccountMeta(services, account) }
+        const dryRun = query.dry_run === 'true'
+        const link = await deleteLink(services, account, params.alias, query.domain, dryRun)
+        const meta = await currentAccountMeta(services, account)
+        if (dryRun) return { success: true, message: `Link ${link.domain}/${link.alias} would be deleted (dry run: nothing changed).`, meta: { ...meta, dry_run: true } }
+        return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta }
       },
       {
-        account: { scopes: ['links:delete'] },
+        account: { scopes: ['links:delete'], operation: 'links.delete' },
         params: AliasParams,
-        query: LinkQuery,
+        query: LinkWriteQuery,
         idempotent: true,
         response: { 200: 'DeleteLinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
         detail: {

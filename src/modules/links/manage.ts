@@ -93,10 +93,12 @@ async function changes(services: Services, current: LinkRow, patch: UpdateInput)
   return set
 }
 
-export async function updateLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined, patch: UpdateInput): Promise<LinkRow> {
+/** A dry run checks the change and answers the link as it would be, writing nothing. */
+export async function updateLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined, patch: UpdateInput, dryRun = false): Promise<LinkRow> {
   const current = await getOwnLink(services, account, alias, domain)
   const set = await changes(services, current, patch)
   if (Object.keys(set).length === 0) return current
+  if (dryRun) return { ...current, ...set, updatedAt: new Date(services.now()) }
   const [row] = await services.db
     .update(links)
     .set({ ...set, updatedAt: new Date(services.now()) })
@@ -108,8 +110,13 @@ export async function updateLink(services: Services, account: AccountPrincipal, 
   return row
 }
 
-export async function deleteLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<{ domain: string; alias: string }> {
+/** A dry run finds the link it would delete (404 alike) and leaves it. */
+export async function deleteLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined, dryRun = false): Promise<{ domain: string; alias: string }> {
   const host = linkHost(services.config, domain)
+  if (dryRun) {
+    const row = await findOwnedLink(services.db, account.id, host, alias)
+    return { domain: row.domain, alias: row.alias }
+  }
   const [row] = await services.db
     .delete(links)
     .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))

@@ -141,6 +141,18 @@ export const AliasParams = t.Object({ alias: Alias })
 
 export const LinkQuery = t.Object({ domain: t.Optional(Domain) })
 
+// A union of literals, not t.UnionEnum: Elysia fills an absent optional UnionEnum with its first value.
+const DryRun = t.Optional(
+  t.Union([t.Literal('true'), t.Literal('false')], {
+    description: 'true: check everything and answer the result, writing nothing (no link, cache, quota or idempotency record); meta.dry_run is true. For API keys and Agent tokens.',
+    examples: ['true'],
+  }),
+)
+/** ?dry_run on shorten and bulk. */
+export const DryRunQuery = t.Object({ dry_run: DryRun })
+/** ?domain and ?dry_run on update and delete. */
+export const LinkWriteQuery = t.Object({ domain: t.Optional(Domain), dry_run: DryRun })
+
 /** Largest offset accepted: far beyond any account's links, small enough for every engine. */
 export const MAX_OFFSET = 1_000_000_000
 

@@ -5,6 +5,7 @@
 // request (oreq_…, 10 minutes) and the browser goes to the consent page.
 import { oauthRequests } from '../../db/schema'
 import { newId } from '../../lib/ids'
+import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
 import { loadClient, redirectUriMatches, type OAuthClient } from './clients'
 import { isScope } from '../agents/scopes'
@@ -66,7 +67,14 @@ export async function authorize(services: Pick<Services, 'db' | 'config' | 'now'
   // Phase 1: who is asking, and where may the answer go.
   if (q.client_id === undefined || q.client_id === '') return page('client_id is missing.')
   if (repeated === 'client_id' || repeated === 'redirect_uri') return page(`${repeated} is repeated.`)
-  const client = await loadClient(services, q.client_id)
+  let client: OAuthClient | null
+  try {
+    client = await loadClient(services, q.client_id)
+  } catch (error) {
+    // A metadata document that cannot be used (unreachable, not public, not naming itself, …).
+    if (error instanceof OAuthError) return page(error.description, error.code)
+    throw error
+  }
   if (!client) return page('Unknown client_id: register the client first (POST /oauth/register).', 'invalid_client')
   let redirectUri = q.redirect_uri
   if (redirectUri === undefined) {

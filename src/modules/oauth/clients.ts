@@ -3,6 +3,7 @@
 import { eq } from 'drizzle-orm'
 import { oauthClients } from '../../db/schema'
 import type { Services } from '../../services'
+import { fetchClientMetadataDocument, isMetadataDocumentUrl } from './cimd'
 
 /** What authorization, consent and the token endpoint need to know of a client. */
 export interface OAuthClient {
@@ -17,8 +18,15 @@ export interface OAuthClient {
 
 const CLIENT_ID = /^cli_[A-Za-z0-9_-]{22}$/
 
-/** The client, or null when no client has that id. */
+/**
+ * The client, or null when no client has that id. An https client_id is a metadata document's URL:
+ * fetched (SSRF-guarded, cached) and checked; a document that cannot be used throws invalid_client.
+ */
 export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now'>, clientId: string): Promise<OAuthClient | null> {
+  if (isMetadataDocumentUrl(clientId, services.config)) {
+    const view = await fetchClientMetadataDocument(services, clientId)
+    return { client_id: view.client_id, client_name: view.client_name, redirect_uris: view.redirect_uris, scope: view.scope, refreshable: view.refreshable }
+  }
   if (!CLIENT_ID.test(clientId)) return null
   const [row] = await services.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).limit(1)
   if (!row) return null

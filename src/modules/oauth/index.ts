@@ -19,6 +19,9 @@ export const REGISTER_RATE = { limit: 20, windowMs: 3_600_000 } as const
 /** Token and revocation requests per client IP: ample for clients, a wall for guessing codes. */
 export const TOKEN_RATE = { limit: 300, windowMs: 60_000 } as const
 
+/** Authorization requests per client IP: a person opens a few; each may fetch a client metadata document. */
+export const AUTHORIZE_RATE = { limit: 60, windowMs: 60_000 } as const
+
 /** The paths whose POST is form-encoded (RFC 6749 / RFC 7009); the body plugin parses them. */
 export const OAUTH_FORM_PATHS = ['/oauth/token', '/oauth/revoke'] as const
 
@@ -123,7 +126,8 @@ export function oauthModule(services: Services, auth: Auth) {
     )
     .get(
       '/oauth/authorize',
-      async ({ request }) => {
+      async ({ request, server }) => {
+        await enforceIpLimit(services, request, server, 'oauth-authorize', AUTHORIZE_RATE)
         const outcome = await authorize(services, new URL(request.url).searchParams)
         if (outcome.kind === 'page') return authorizeErrorPage(outcome.error, outcome.description)
         return new Response(null, { status: 302, headers: { location: outcome.location, ...NO_STORE } })
@@ -134,7 +138,8 @@ export function oauthModule(services: Services, auth: Auth) {
           tags: ['oauth'],
           summary: 'Start an authorization (OAuth 2.1, PKCE S256)',
           description:
-            'Opened in the human\'s browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer; a repeated parameter is invalid_request. Scopes: ' +
+            'Opened in the human\'s browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer; a repeated parameter is invalid_request. ' +
+            `${AUTHORIZE_RATE.limit} requests a minute per client IP (429). Scopes: ` +
             scopeList +
             '.',
           security: [],

@@ -53,7 +53,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, tag, meta: meta(services, account, total) }
       },
       {
-        account: { scopes: ['tags:write'] },
+        account: { scopes: ['tags:write'], operation: 'tags.create' },
         idempotent: true,
         body: 'CreateTagRequest',
         response: { 201: 'TagResponse', ...errorResponses('TAG_EXISTS', 'TAG_LIMIT_REACHED') },
@@ -74,7 +74,7 @@ export function tagsModule(services: Services, auth: Auth) {
         return { success: true, message: `Tag ${tagId} deleted and removed from all its links.`, meta: meta(services, account, total) }
       },
       {
-        account: { scopes: ['tags:write'] },
+        account: { scopes: ['tags:write'], operation: 'tags.delete' },
         idempotent: true,
         params: TagIdParams,
         response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND') },
@@ -109,7 +109,7 @@ export function tagsModule(services: Services, auth: Auth) {
         }
       },
       {
-        account: { scopes: ['tags:write'] },
+        account: { scopes: ['tags:write'], operation: 'tags.assign' },
         idempotent: true,
         params: LinkParams,
         query: DomainQuery,
@@ -136,7 +136,7 @@ export function tagsModule(services: Services, auth: Auth) {
         }
       },
       {
-        account: { scopes: ['tags:write'] },
+        account: { scopes: ['tags:write'], operation: 'tags.assign' },
         idempotent: true,
         params: LinkTagParams,
         query: DomainQuery,

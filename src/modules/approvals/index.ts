@@ -1,0 +1,81 @@
+// Approvals of held Agent calls: the human lists and decides them; the asking Agent may read its own
+// (to poll). Deciding is human-only (API key or session).
+import { Elysia } from 'elysia'
+import type { Auth, Principal } from '../../plugins/auth'
+import { errorResponses, errors } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { ApprovalListQuery, ApprovalParams, approvalModels, DecisionParams } from './model'
+import { APPROVALS_PATH, decideApproval, listApprovals, readApproval, type Execute } from './service'
+
+const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
+
+/**
+ * How an approved call runs: the same route, in-process, as the Agent (auth.runAs: no token needed, none
+ * can be forged), its JSON answer kept as the approval's result.
+ */
+export function executeThrough(services: Services, auth: Auth, dispatch: (request: Request) => Promise<Response>): Execute {
+  return async (row, principal: Principal) => {
+    const url = new URL(row.path, services.config.publicApiUrl)
+    for (const [key, value] of Object.entries(row.query)) url.searchParams.set(key, value)
+    const request = new Request(url.href, {
+      method: row.method,
+      headers: row.body === null ? {} : { 'content-type': 'application/json' },
+      ...(row.body !== null && { body: JSON.stringify(row.body) }),
+    })
+    const response = await dispatch(auth.runAs(request, principal))
+    const text = await response.text()
+    let body: unknown = null
+    try {
+      body = text === '' ? null : JSON.parse(text)
+    } catch {
+      body = { text: text.slice(0, 1000) }
+    }
+    return { status: response.status, body }
+  }
+}
+
+export function approvalsModule(services: Services, auth: Auth, execute: Execute) {
+  return new Elysia({ name: 'modules.approvals' })
+    .use(errors)
+    .use(auth.plugin)
+    .model(approvalModels)
+    .get(APPROVALS_PATH, async ({ account, query }) => ok({ approvals: await listApprovals(services, account.id, query.status) }), {
+      human: true,
+      query: ApprovalListQuery,
+      response: { 200: 'ApprovalListResponse', ...errorResponses('VALIDATION_FAILED') },
+      detail: {
+        operationId: 'listApprovals',
+        tags: ['agents'],
+        summary: 'List approvals of your Agents\' held calls',
+        description: 'Newest first, at most 100; ?status=pending for the ones waiting for you. A pending approval not decided within 24 hours reads as expired.',
+      },
+    })
+    .get(`${APPROVALS_PATH}/:approvalId`, async ({ principal, params }) => ok(await readApproval(services, principal, params.approvalId)), {
+      // The human, or the Agent that asked (polling its 202): an at_ token needs no particular scope here.
+      account: { scopes: [] },
+      params: ApprovalParams,
+      response: { 200: 'ApprovalResponse', ...errorResponses('APPROVAL_NOT_FOUND') },
+      detail: {
+        operationId: 'getApproval',
+        tags: ['agents'],
+        summary: 'Read an approval',
+        description: "For the human, or for the Agent that asked (its at_ token; another Agent's approval is 404). result holds the call's answer once it ran.",
+      },
+    })
+    .post(
+      `${APPROVALS_PATH}/:approvalId/:decision`,
+      async ({ account, params }) => ok(await decideApproval(services, account.id, params.approvalId, params.decision, execute)),
+      {
+        human: true,
+        params: DecisionParams,
+        response: { 200: 'ApprovalResponse', ...errorResponses('VALIDATION_FAILED', 'APPROVAL_NOT_FOUND', 'APPROVAL_DECIDED', 'CSRF_TOKEN_INVALID') },
+        detail: {
+          operationId: 'decideApproval',
+          tags: ['agents'],
+          summary: 'Approve or reject a held call',
+          description:
+            'approve runs the held call once, as the Agent, after checking it is still active and still holds the scopes; the answer is the approval with its result (executed, or failed with the reason). reject runs nothing. Once decided or expired: 409 APPROVAL_DECIDED. Concurrent approvals run the call once.',
+        },
+      },
+    )
+}
