@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi'
 import { agents, humanSessions, oauthClients, oauthCodes, oauthRequests, oauthTokens } from '../../src/db/schema'
 import { testApi } from '../support/api'
 import { newAccount } from '../support/fixtures'
-import { appFetch, approved, discoverAndRegister, exchange, ISSUER, oauthFailure, refresh, revoke, untilRefused, withToken } from '../support/oauth'
+import { appFetch, approved, discoverAndRegister, exchange, ISSUER, oauthFailure, refresh, revoke, withToken } from '../support/oauth'
 import { sha256 } from '../support/suites/oauth-context'
 
 let api: Awaited<ReturnType<typeof testApi>>
@@ -69,7 +69,7 @@ describe('secrets of the OAuth flow', () => {
       // The refusals: a replayed code, a reused refresh token, a revoked token, a wrong verifier.
       await oauthFailure(exchange(flow, first.started, first.redirect))
       await oauthFailure(refresh(flow, tokens.refresh_token!))
-      await untilRefused(flow, rotated.access_token)
+      await withToken(flow, rotated.access_token, 'GET', '/api/v1/links')
       const second = await approved(flow, human.key, 'links:read')
       codes.push(second.redirect.searchParams.get('code')!)
       secrets.push({ what: 'PKCE verifier', value: second.started.verifier })
@@ -77,7 +77,7 @@ describe('secrets of the OAuth flow', () => {
       const third = await exchange(flow, second.started, second.redirect)
       keep(third)
       await revoke(flow, third.access_token)
-      await untilRefused(flow, third.access_token)
+      await withToken(flow, third.access_token, 'GET', '/api/v1/links')
       await withToken(flow, `${third.access_token.slice(0, -4)}AAAA`, 'GET', '/api/v1/links')
     })
     for (const code of codes) secrets.push({ what: 'code', value: code })

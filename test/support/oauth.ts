@@ -206,8 +206,8 @@ export const REVOCATION_BOUND_MS = 1000
 
 /**
  * Calls `path` with the token every `everyMs` until it is refused (401) or `withinMs` have passed;
- * the last answer and how long it took. Revocation reaches each process's verdict cache by pub/sub, so
- * even the process that revoked may accept the token for a moment after its 200.
+ * the last answer and how long it took. For another process than the one that revoked: a revocation
+ * reaches the other processes' verdict caches by pub/sub (the revoking one drops its own at once).
  */
 export async function untilRefused(flow: Flow, token: string, options: { path?: string; withinMs?: number; everyMs?: number } = {}): Promise<{ answer: Answer; ms: number }> {
   const started = performance.now()
@@ -215,6 +215,6 @@ export async function untilRefused(flow: Flow, token: string, options: { path?: 
     const answer = await withToken(flow, token, 'GET', options.path ?? '/api/v1/links')
     const ms = performance.now() - started
     if (answer.status === 401 || ms > (options.withinMs ?? REVOCATION_BOUND_MS)) return { answer, ms }
-    await Bun.sleep(options.everyMs ?? 10)
+    await Bun.sleep(options.everyMs ?? 50)
   }
 }

@@ -69,6 +69,14 @@ export function authorizeCases(context: () => OAuthCaseContext) {
 
   test('authorize with a repeated parameter: invalid_request', async () => {
     expect(await refusedWith((url) => url.searchParams.append('scope', 'links:write'))).toBe('invalid_request')
+    // Repeated before client_id and redirect_uri are read: still an error for the client, not a page.
+    const error = await refusedWith((url) => {
+      const params = [...url.searchParams]
+      url.search = ''
+      url.searchParams.append('scope', 'links:write')
+      for (const [k, v] of params) url.searchParams.append(k, v)
+    })
+    expect(error).toBe('invalid_request')
   })
 
   test('authorize with a redirect_uri the client did not register: a 400 page, never a redirect', async () => {
@@ -78,17 +86,21 @@ export function authorizeCases(context: () => OAuthCaseContext) {
       const started = await authorizationUrl(flow, 'links:read', { redirect_uri: uri })
       expectErrorPage(await openRaw(flow, started.url), 'invalid_request')
     }
-    // A repeated redirect_uri cannot be trusted either.
-    const started = await authorizationUrl(flow, 'links:read')
-    started.url.searchParams.append('redirect_uri', 'https://attacker.example/callback')
-    expectErrorPage(await openRaw(flow, started.url), 'invalid_request')
+    // A repeated redirect_uri cannot be trusted either, whatever else is repeated before it.
+    for (const before of [[], [['scope', 'links:write']]]) {
+      const started = await authorizationUrl(flow, 'links:read')
+      for (const [k, v] of before) started.url.searchParams.append(k!, v!)
+      started.url.searchParams.append('redirect_uri', 'https://attacker.example/callback')
+      expectErrorPage(await openRaw(flow, started.url), 'invalid_request')
+    }
     expect(await requestsOf(ctx.db, flow.client.client_id)).toEqual([])
   })
 
   test('authorize with an unknown client_id: a 400 page, never a redirect', async () => {
     const ctx = context()
     const { flow } = await clientAndHuman(ctx)
-    for (const clientId of ['cli_AAAAAAAAAAAAAAAAAAAAAA', 'https://client.example/metadata.json', '']) {
+    // (An https client_id is a metadata document: one on a non-public address is refused before any connection.)
+    for (const clientId of ['cli_AAAAAAAAAAAAAAAAAAAAAA', 'https://127.0.0.1/metadata.json', '']) {
       const started = await authorizationUrl(flow, 'links:read', { client_id: clientId })
       expectErrorPage(await openRaw(flow, started.url), clientId === '' ? 'invalid_request' : 'invalid_client')
     }
@@ -156,6 +168,15 @@ export function authorizeCases(context: () => OAuthCaseContext) {
     const tags = await withToken(flow, tokens.access_token, 'GET', '/api/v1/tags')
     expect(tags.status, shown(tags)).toBe(403)
     expect(tags.body?.error, shown(tags)).toBe('INSUFFICIENT_SCOPE')
+  })
+
+  test('approving a scope twice: granted once, to the token and to the Agent', async () => {
+    const { flow, human } = await clientAndHuman(context())
+    const { started, redirect } = await approved(flow, human.key, 'links:read tags:read', { scopes: ['tags:read', 'tags:read'] })
+    expect((await exchange(flow, started, redirect)).scope).toBe('tags:read')
+    const list = await asHuman(flow, human.key, 'GET', '/api/v1/agents')
+    const agent = list.body?.data?.agents?.find((a: { client_id: string | null }) => a.client_id === flow.client.client_id)
+    expect(agent?.scopes, shown(list)).toEqual(['tags:read'])
   })
 
   test('approving a scope that was not requested: 400, and the request stays pending', async () => {
