@@ -4,7 +4,8 @@
 // the same PUBLIC_API_URL, so a token of one is good at the other:
 // - the flow runs on A, the token works on B (which caches its verdict for 10 s), A revokes it, and B
 //   refuses it within 1 s: only the pub/sub message can do that;
-// - the same for a refresh token reused on A (the family revoked) and a code replayed on B;
+// - the same for a refresh token reused on A (the family revoked), and for a code replayed on B, seen
+//   by A;
 // - every negative case of test/support/suites/oauth-{authorize,tokens}.ts runs against process A, with
 //   a third process of another issuer (https://other.sho.rt) for the audience case;
 // - no token is printed by the servers.
@@ -95,7 +96,7 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
   }
   const logs = () => servers.map((s) => s.output()).join('\n')
 
-  /** B accepts the token now (and so holds its verdict), twice to be sure. */
+  /** The process of `flow` accepts the token now (and so holds its verdict), twice to be sure. */
   async function acceptedBy(flow: Flow, token: string) {
     for (let i = 0; i < 2; i++) {
       const res = await withToken(flow, token, 'GET', '/api/v1/links')
@@ -103,12 +104,12 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     }
   }
 
-  /** Polls B until it refuses `token`; the time since `since` (the 200 of A's revocation). */
-  async function refusedByB(flowB: Flow, token: string, what: string) {
-    const { answer, ms } = await untilRefused(flowB, token, { everyMs: POLL_MS, withinMs: REVOCATION_BOUND_MS + 500 })
-    console.info(`${what} seen by the second process after ${Math.round(ms)} ms`)
+  /** Polls the process of `flow` (not the one that revoked) until it refuses `token`: within 1 s of the revocation's answer. */
+  async function refusedByTheOther(flow: Flow, token: string, what: string, who = 'the second process') {
+    const { answer, ms } = await untilRefused(flow, token, { everyMs: POLL_MS, withinMs: REVOCATION_BOUND_MS + 500 })
+    console.info(`${what} seen by ${who} after ${Math.round(ms)} ms`)
     expectInvalidToken(answer)
-    expect(ms, `${what}: refused by B only after ${Math.round(ms)} ms`).toBeLessThanOrEqual(REVOCATION_BOUND_MS)
+    expect(ms, `${what}: refused by ${who} only after ${Math.round(ms)} ms`).toBeLessThanOrEqual(REVOCATION_BOUND_MS)
   }
 
   test('a token revoked on A is refused by B within 1 s, though B had cached it', async () => {
@@ -120,7 +121,7 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     expect(created.status, shown(created)).toBe(200)
     await acceptedBy(flowB, tokens.access_token)
     await revoke(flowA, tokens.access_token)
-    await refusedByB(flowB, tokens.access_token, 'revocation')
+    await refusedByTheOther(flowB, tokens.access_token, 'revocation')
     expectInvalidToken(await withToken(flowA, tokens.access_token, 'GET', '/api/v1/links'))
   })
 
@@ -132,20 +133,20 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     const second = await refresh(flowA, first.refresh_token!)
     await acceptedBy(flowB, second.access_token)
     expect(await oauthFailure(refresh(flowA, first.refresh_token!))).toMatchObject({ status: 400, error: 'invalid_grant' })
-    await refusedByB(flowB, second.access_token, 'refresh-token reuse (family revocation)')
+    await refusedByTheOther(flowB, second.access_token, 'refresh-token reuse (family revocation)')
     // The newest refresh token died with it, on either process.
     expect(await oauthFailure(refresh(flowB, second.refresh_token!))).toMatchObject({ status: 400, error: 'invalid_grant' })
   })
 
-  test('a code exchanged on A and replayed on B: invalid_grant, and B refuses what the first exchange issued within 1 s', async () => {
+  test('a code exchanged on A and replayed on B: invalid_grant, and A refuses what the first exchange issued within 1 s', async () => {
     const flowA = await discoverAndRegister(serverFetch(a.url))
     const flowB = onB(flowA)
     const human = await newAccount(database.db, 'pro')
     const { started, redirect } = await approved(flowA, human.key, 'links:read')
     const tokens = await exchange(flowA, started, redirect)
-    await acceptedBy(flowB, tokens.access_token)
+    await acceptedBy(flowA, tokens.access_token)
     expect(await oauthFailure(exchange(flowB, started, redirect))).toMatchObject({ status: 400, error: 'invalid_grant' })
-    await refusedByB(flowB, tokens.access_token, 'code replay (family revocation)')
+    await refusedByTheOther(flowA, tokens.access_token, 'code replay on B (family revocation)', 'the first process (A)')
   })
 
   describe('authorization and consent, refused (process A)', () => authorizeCases(() => ctx))
