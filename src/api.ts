@@ -6,7 +6,7 @@ import { stopOnSignal } from './core/shutdown'
 
 const config = configOrExit()
 const runtime = await openRuntime(config)
-const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }).listen({ port: config.port, maxRequestBodySize: 1024 ** 3 })
+const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, maxRequestBodySize: 1024 ** 3 })
 console.log(`api listening on ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
 stopOnSignal('api', async () => {

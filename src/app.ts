@@ -22,6 +22,7 @@ import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { createAuth, type Auth } from './plugins/auth'
+import { clientIp } from './plugins/client'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
 import { docs } from './plugins/docs'
@@ -45,12 +46,41 @@ export function apiAuth(services: Services): Auth {
   )
 }
 
+/**
+ * One audit event per Agent (at_) call, accepted or refused, after its answer is sent: the recorder
+ * only queues it (src/modules/audit), so the call is never slowed or failed by its audit.
+ */
+function auditAgentCalls(services: Services, auth: Auth) {
+  return new Elysia({ name: 'audit.agent-calls' }).onAfterResponse({ as: 'global' }, ({ request, set, server, responseValue }) => {
+    const call = auth.agentCall(request)
+    if (!call || !services.audit) return
+    const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
+    const url = new URL(request.url)
+    services.audit.record({
+      accountId: call.accountId,
+      agentId: call.agentId,
+      via: 'rest',
+      operation: call.operation,
+      method: request.method,
+      path: url.pathname,
+      status,
+      scopesUsed: [...call.scopes],
+      approvalId: call.approvalId,
+      dryRun: url.searchParams.get('dry_run') === 'true',
+      durationMs: performance.now() - call.started,
+      ip: clientIp(services, request, server),
+      at: call.at,
+    })
+  })
+}
+
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   const auth = apiAuth(services)
   const app: Elysia = new Elysia({ name: 'api' })
   return app
     .decorate('services', services)
+    .use(auditAgentCalls(services, auth))
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
     .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS] }))

@@ -6,12 +6,15 @@ import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
 import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './core/config'
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
+import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorder'
 
 export interface Runtime {
   config: Config
   database: Database
   clickhouse: ClickHouseClient
   adapters: Adapters
+  /** Agent call audit: batched to ClickHouse through a disk spool. */
+  audit: AuditRecorder
   close(): Promise<void>
 }
 
@@ -37,12 +40,16 @@ export async function openRuntime(config: Config, log: (line: string) => void = 
   log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
   const adapters = await openAdapters(config)
   log(`cache, limiter, idempotency: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
+  const audit = createAuditRecorder({ clickhouse, config, log })
   return {
     config,
     database,
     clickhouse,
     adapters,
+    audit,
     async close() {
+      // What the audit could not ship waits in its spool for the next start.
+      await audit.close(5000)
       await adapters.close()
       await clickhouse.close()
       await database.close()

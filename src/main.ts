@@ -23,6 +23,7 @@ const app = createApi({
   limiter: runtime.adapters.limiter,
   idempotency: runtime.adapters.idempotency,
   clickhouse: runtime.clickhouse,
+  audit: runtime.audit,
   requestIP: (request) => server?.requestIP(request)?.address ?? null,
 })
 

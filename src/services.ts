@@ -4,6 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import type { IdempotencyStore, Kv, Limiter } from './adapters/ports'
 import type { Config } from './core/config'
 import type { Db } from './db/client'
+import type { AuditRecorder } from './modules/audit/recorder'
 
 export interface ApiDeps {
   config: Config
@@ -23,6 +24,8 @@ export interface ApiDeps {
    * (TRUSTED_IP_HEADER, TRUSTED_PROXY_HOPS) takes precedence when configured.
    */
   requestIP?: (request: Request) => string | null | undefined
+  /** Where an event per Agent (at_) call goes; without one, Agent calls are not audited (tests of other things). */
+  audit?: AuditRecorder
 }
 
 /** Process counters instead of per-request logs: read by a metrics endpoint or a test. */

@@ -9,6 +9,7 @@
 // here, at encode time: the hot path only adds the destination URL it already holds.
 import { classifyUserAgent, Memo, referrerHost, userAgentKey, utmSnapshot, type UserAgentInfo, type UtmSnapshot } from './enrich'
 import { countryOfIp, loadIpCountries } from './enrich-geo'
+import { IpHasher } from './ip-hash'
 
 /** Versioned table name: a breaking change makes clicks_v2 rather than an in-place ALTER. */
 export const CLICKS_TABLE = 'clicks_v1'
@@ -65,29 +66,25 @@ export function tsvField(value: string): string {
  * many times) and so is the timestamp text of the last millisecond.
  */
 export class ClickEncoder {
-  private readonly ipHashes = new Map<string, string>()
   private lastAt = -1
   private lastTimestamp = ''
   private readonly userAgents = new Map<string, string>()
   private readonly utms = new Memo<string>(UTM_MEMO_SIZE, (url) => utmColumns(utmSnapshot(url)))
 
-  constructor(private readonly ipHashSecret: string, private readonly options: { geoByIp?: boolean } = {}) {}
+  private readonly ipHasher: IpHasher
+
+  constructor(ipHashSecret: string, private readonly options: { geoByIp?: boolean } = {}) {
+    this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
+  }
 
   /** Loads what encoding needs once per thread (the IP-to-country table); resolves, never rejects. */
   async prepare(log?: (line: string) => void): Promise<void> {
     if (this.options.geoByIp !== false) await loadIpCountries(log)
   }
 
-  /** Keyed SHA-256 of an IP (128 bits, hex): stable per deployment for unique visitors, never the IP. */
+  /** Keyed SHA-256 of an IP (src/core/ip-hash.ts): stable per deployment for unique visitors, never the IP. */
   hashIp(ip: string): string {
-    if (ip === '') return ''
-    let hash = this.ipHashes.get(ip)
-    if (hash === undefined) {
-      hash = new Bun.CryptoHasher('sha256', this.ipHashSecret).update(ip).digest('hex').slice(0, 32)
-      if (this.ipHashes.size >= IP_MEMO_SIZE) this.ipHashes.clear()
-      this.ipHashes.set(ip, hash)
-    }
-    return hash
+    return this.ipHasher.hash(ip)
   }
 
   /**

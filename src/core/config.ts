@@ -60,6 +60,18 @@ export interface Config {
     /** fdatasync each group commit of the click log (survives a power cut, not only a process crash). */
     fsync: boolean
   }
+  /** The audit trail of Agent calls (src/modules/audit/recorder.ts): spooled on disk, shipped in batches. */
+  audit: {
+    spoolDir: string
+    /** Events per ClickHouse insert; a full segment is sealed and shipped at once. */
+    batchSize: number
+    /** A segment with events is sealed and shipped at least this often: how stale an audit read may be. */
+    flushIntervalMs: number
+    /** Bound of the audit spool on disk; at it, calls go on and their events are dropped and counted. */
+    maxSpoolBytes: number
+    /** fdatasync each group commit of the audit spool (survives a power cut, not only a process crash). */
+    fsync: boolean
+  }
   cache: {
     /** Life of an L1 entry in the redirector: bounds how long a missed invalidation can survive. */
     l1TtlMs: number
@@ -339,6 +351,16 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
       // Off: a write() in the page cache already survives the process being killed; fsync is for a machine
       // that may lose power, and costs a disk flush per group commit on the serving thread.
       fsync: bool(env, 'CLICK_FSYNC', false),
+    },
+    audit: {
+      spoolDir: env.AUDIT_SPOOL_DIR || `${dataDir}/audit-spool`,
+      // One insert a second of up to 1,000 events: a few parts a second at most, as ClickHouse prefers.
+      batchSize: int(env, 'AUDIT_BATCH_SIZE', 1000, 1),
+      flushIntervalMs: int(env, 'AUDIT_FLUSH_MS', 1000, 10),
+      // About 900,000 events (~300 bytes each on disk): hours of ClickHouse outage at Agent call rates.
+      maxSpoolBytes: bytes(env, 'AUDIT_SPOOL_MAX_BYTES', 256 * 1024 ** 2, 1024 * 1024),
+      // Off, as for clicks: a write() in the page cache survives the process being killed.
+      fsync: bool(env, 'AUDIT_FSYNC', false),
     },
     cache: {
       l1TtlMs: int(env, 'L1_TTL_MS', 5000, 0),

@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   oauthToken: 'tok_',
   tokenFamily: 'fam_',
   signIn: 'sgn_',
+  audit: 'aud_',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

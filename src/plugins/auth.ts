@@ -133,6 +133,22 @@ export interface Auth {
    * call): the request object itself is the credential, so nothing a client sends can claim it.
    */
   runAs(request: Request, principal: Principal): Request
+  /** The Agent call a request made, accepted or refused (undefined for every other caller). */
+  agentCall(request: Request): AgentCall | undefined
+}
+
+/** An Agent's call, accepted or refused, as its audit event needs it. */
+export interface AgentCall {
+  accountId: string
+  agentId: string
+  /** The route's policy operation, else its scope as a name (`links.read`). */
+  operation: string
+  scopes: readonly string[]
+  /** The approval this call created (a 202) or executes. */
+  approvalId?: string
+  /** Unix ms and performance.now() when the request reached authentication. */
+  at: number
+  started: number
 }
 
 export interface AuthOptions {
@@ -144,7 +160,7 @@ export interface AuthOptions {
    * Keeps an Agent's call to an operation its policy names for a human decision: answers the 202 (and
    * the route does not run), or null to let it run. Not called for a dry run or an approved execution.
    */
-  hold?: (call: HeldCall) => Promise<Response | null>
+  hold?: (call: HeldCall) => Promise<{ response: Response; approvalId: string } | null>
 }
 
 /** The challenge of a 401 (RFC 6750 3, RFC 9728 5.1): `error="invalid_token"` only when a token was sent. */
@@ -186,7 +202,14 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
       if (error instanceof ApiError && error.status === 401) throw unauthorized(error, resourceMetadataUrl, header !== null && header.trim() !== '')
       throw error
     }
-    holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    try {
+      holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+    } catch (error) {
+      if (error instanceof ApiError && principal.kind === 'account' && principal.agent) {
+        error.extra.agent = { accountId: principal.account.id, agentId: principal.agent.agentId }
+      }
+      throw error
+    }
     return principal
   }
   /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */
@@ -207,7 +230,19 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     preauthorized.set(request, principal)
     return request
   }
-  return { plugin: authMacros(authenticate, human, preauthorized, options.hold), authenticate, runAs }
+  const calls = new WeakMap<Request, AgentCall>()
+  return {
+    plugin: authMacros(authenticate, human, preauthorized, options.hold, calls),
+    authenticate,
+    runAs,
+    agentCall: (request) => calls.get(request),
+  }
+}
+
+/** The operation an audit event names: the route's policy operation, else its scope (`links:read` → `links.read`). */
+function operationOf(option: AuthOption): string {
+  if (option === true) return 'human_only'
+  return option.operation ?? option.scopes[0]?.replace(':', '.') ?? 'agent_read'
 }
 
 function authMacros(
@@ -215,6 +250,7 @@ function authMacros(
   human: (request: Request) => Promise<Principal>,
   preauthorized: WeakMap<Request, Principal>,
   hold: AuthOptions['hold'],
+  calls: WeakMap<Request, AgentCall>,
 ) {
   // transform cannot add typed context, so it leaves the principal here for resolve to hand over.
   const principals = new WeakMap<Request, Principal>()
@@ -226,8 +262,28 @@ function authMacros(
       ...(option !== true && option.operation && { 'x-operation': option.operation }),
     } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
-      const principal =
-        preauthorized.get(request) ?? (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
+      const at = Date.now()
+      const started = performance.now()
+      const scopes = option === true ? [] : option.scopes
+      let principal: Principal
+      try {
+        principal = preauthorized.get(request) ?? (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
+      } catch (error) {
+        const agent = error instanceof ApiError ? error.extra.agent : undefined
+        if (agent) calls.set(request, { ...agent, operation: operationOf(option), scopes, at, started })
+        throw error
+      }
+      if (principal.kind === 'account' && principal.agent) {
+        calls.set(request, {
+          accountId: principal.account.id,
+          agentId: principal.agent.agentId,
+          operation: operationOf(option),
+          scopes,
+          ...(principal.agent.approvalId && { approvalId: principal.agent.approvalId }),
+          at,
+          started,
+        })
+      }
       Object.assign(set.headers, principal.rateHeaders)
       principals.set(request, principal)
     },
@@ -241,7 +297,10 @@ function authMacros(
           if (!principal.agent.requireApproval.includes(option.operation!)) return
           if (new URL(request.url).searchParams.get('dry_run') === 'true') return
           const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body })
-          if (held) return held
+          if (!held) return
+          const call = calls.get(request)
+          if (call) call.approvalId = held.approvalId
+          return held.response
         },
       }),
   })

@@ -50,13 +50,14 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['patch', '/api/v1/agents/{agentId}', true],
   ['post', '/api/v1/agents/{agentId}/tokens', true],
   ['post', '/api/v1/agents/{agentId}/kill', true],
+  ['get', '/api/v1/agents/{agentId}/audit', true],
   ['get', '/api/v1/agent/approvals', true],
   ['get', '/api/v1/agent/approvals/{approvalId}', true],
   ['post', '/api/v1/agent/approvals/{approvalId}/{decision}', true],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
+const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 /** RFC 6749 / 7009 requests: form-encoded bodies. */
 const FORM = new Set(['/oauth/token', '/oauth/revoke'])

@@ -200,6 +200,8 @@ export interface ApiErrorExtra {
   /** Seconds for the Retry-After header (always set on a 429). */
   retryAfter?: number
   headers?: Record<string, string>
+  /** The Agent behind a refused at_ token, for its audit event; never sent. */
+  agent?: { accountId: string; agentId: string }
 }
 
 export class ApiError extends Error {

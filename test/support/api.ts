@@ -7,6 +7,7 @@ import { createApi, type ApiDeps } from '../../src/app'
 import { parseConfig, type Config } from '../../src/core/config'
 import { openDatabase, type Database } from '../../src/db/client'
 import { randomBase64url } from '../../src/lib/secrets'
+import { createAuditRecorder, type AuditRecorder } from '../../src/modules/audit/recorder'
 
 /** The header tests use to choose their client IP (config.clientIpHeader). */
 export const TEST_IP_HEADER = 'x-test-client-ip'
@@ -24,21 +25,25 @@ export function testConfig(env: Record<string, string> = {}): Config {
   })
 }
 
-let engines: Promise<{ database: Database; adapters: Adapters }> | null = null
+let engines: Promise<{ database: Database; adapters: Adapters; audit: AuditRecorder }> | null = null
 
-/** Opened once per process (PGlite takes seconds to start) and left to the process exit. */
-export function testEngines(): Promise<{ database: Database; adapters: Adapters }> {
+/**
+ * Opened once per process (PGlite takes seconds to start) and left to the process exit; the audit
+ * recorder ships to the process's chDB (its spool in a temporary directory).
+ */
+export function testEngines(): Promise<{ database: Database; adapters: Adapters; audit: AuditRecorder }> {
   engines ??= (async () => {
     const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: ':memory:' })
     await database.migrate()
     const adapters = await openAdapters({ redisUrl: process.env.REDIS_URL })
-    return { database, adapters }
+    const audit = createAuditRecorder({ clickhouse: await testClickHouse(), config: testConfig({ DATA_DIR: ':memory:' }) })
+    return { database, adapters, audit }
   })()
   return engines
 }
 
 export async function testApi(overrides: Partial<ApiDeps> = {}) {
-  const { database, adapters } = await testEngines()
+  const { database, adapters, audit } = await testEngines()
   const deps: ApiDeps = {
     config: testConfig(),
     db: database.db,
@@ -46,9 +51,10 @@ export async function testApi(overrides: Partial<ApiDeps> = {}) {
     limiter: adapters.limiter,
     idempotency: adapters.idempotency,
     clickhouse: await testClickHouse(),
+    audit,
     ...overrides,
   }
-  return { app: createApi(deps), deps, database, adapters }
+  return { app: createApi(deps), deps, database, adapters, audit: deps.audit }
 }
 
 export type TestApp = { handle(request: Request): Promise<Response> }

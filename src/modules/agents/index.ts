@@ -6,7 +6,9 @@ import type { Auth } from '../../plugins/auth'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { AgentParams, agentModels } from './model'
-import { DEFAULT_REQUIRE_APPROVAL, OPERATIONS, createAgent, killAgent, listAgents, mintAgentToken, updateAgent } from './service'
+import { AuditQuery } from '../audit/model'
+import { readAudit } from '../audit/reader'
+import { DEFAULT_REQUIRE_APPROVAL, OPERATIONS, createAgent, killAgent, listAgents, mintAgentToken, ownAgent, updateAgent } from './service'
 
 const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
 
@@ -67,6 +69,26 @@ export function agentsModule(services: Services, auth: Auth) {
           tags: ['agents'],
           summary: 'Issue a short-lived token for an Agent',
           description: "An at_ token (shown once, stored as its hash) living ttl_seconds (60-3600, default 900) with a subset of the Agent's scopes. No refresh token: mint a new one. A killed Agent gets none (409 AGENT_KILLED).",
+        },
+      },
+    )
+    .get(
+      '/api/v1/agents/:agentId/audit',
+      async ({ account, params, query }) => {
+        await ownAgent(services, account.id, params.agentId)
+        return ok(await readAudit(services.clickhouse, { accountId: account.id, agentId: params.agentId, limit: query.limit, cursor: query.cursor }))
+      },
+      {
+        human: true,
+        params: AgentParams,
+        query: AuditQuery,
+        response: { 200: 'AgentAuditResponse', ...errorResponses('VALIDATION_FAILED', 'AGENT_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
+        detail: {
+          operationId: 'getAgentAudit',
+          tags: ['agents'],
+          summary: "Read an Agent's audit",
+          description:
+            'One event per call the Agent made with an at_ token, REST or MCP, refused ones included (outcome ok, held, refused or error), newest first; page with ?cursor=next_cursor. Append-only; no body, query string or token is ever recorded, and the client address only as a keyed hash. Events appear within about a second of the call.',
         },
       },
     )

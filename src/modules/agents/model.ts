@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { Meta } from '../../plugins/errors'
+import { AuditPage } from '../audit/model'
 import { OPERATIONS } from './service'
 
 const ScopeList = t.Array(t.String({ maxLength: 40 }), { maxItems: 20, description: 'OAuth scope names (see /.well-known/oauth-protected-resource)' })
@@ -65,4 +66,37 @@ export const AgentTokenResponse = t.Object(
 
 export const AgentParams = t.Object({ agentId: t.String({ maxLength: 64, examples: ['agt_Jq3x0v8bYk2Lm5Rt9Wc1Za'] }) })
 
-export const agentModels = { AgentResponse, AgentListResponse, CreateAgentRequest, UpdateAgentRequest, MintTokenRequest, AgentTokenResponse }
+export const AgentAuditResponse = t.Object(
+  { success: t.Literal(true), data: AuditPage, meta: Meta },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          events: [
+            {
+              id: 'aud_Kq2m9Xw0Lk3Vb8Rt5Yp1Za',
+              at: '2026-11-24T10:00:00.123Z',
+              agent_id: 'agt_Jq3x0v8bYk2Lm5Rt9Wc1Za',
+              via: 'rest',
+              operation: 'links.delete',
+              method: 'DELETE',
+              path: '/api/v1/links/spring-sale',
+              status: 202,
+              outcome: 'held',
+              scopes_used: ['links:delete'],
+              approval_id: 'apr_Tq2m9Xw0Lk3Vb8Rt5Yp1Za',
+              dry_run: false,
+              duration_ms: 4.2,
+              ip_hash: '9f2c4b0a1e7d3c56',
+            },
+          ],
+          next_cursor: null,
+        },
+        meta: {},
+      },
+    ],
+  },
+)
+
+export const agentModels = { AgentAuditResponse, AgentResponse, AgentListResponse, CreateAgentRequest, UpdateAgentRequest, MintTokenRequest, AgentTokenResponse }

@@ -36,6 +36,12 @@ interface Verdict {
   cachedUntil: number
 }
 
+interface Refusal {
+  refused: true
+  accountId: string
+  agentId: string
+}
+
 export interface AccessTokens {
   /** The principal of an at_ token, or 401 UNAUTHORIZED (unknown, expired, revoked, killed, another resource). */
   principal(token: string): Promise<Principal>
@@ -67,7 +73,8 @@ export function accessTokens(services: Services): AccessTokens {
       console.error(`[oauth] not subscribed to revocations; at_ verdicts are not cached: ${errorSummary(error)}`)
     })
 
-  async function lookup(hash: string, now: number): Promise<Verdict | null> {
+  /** The token's verdict; a refusal names its Agent (for the audit), null an unknown token. */
+  async function lookup(hash: string, now: number): Promise<Verdict | Refusal | null> {
     const cached = verdicts.get(hash)
     if (cached && cached.cachedUntil > now) return cached
     const [row] = await services.db
@@ -92,7 +99,8 @@ export function accessTokens(services: Services): AccessTokens {
       .innerJoin(accounts, eq(accounts.id, oauthTokens.accountId))
       .where(and(eq(oauthTokens.tokenHash, hash), eq(oauthTokens.kind, 'access')))
       .limit(1)
-    if (!row || row.revokedAt !== null || row.agentStatus !== 'active') return null
+    if (!row) return null
+    if (row.revokedAt !== null || row.agentStatus !== 'active') return { refused: true, accountId: row.accountId, agentId: row.agentId }
     const verdict: Verdict = {
       tokenId: row.tokenId,
       familyId: row.familyId,
@@ -119,12 +127,18 @@ export function accessTokens(services: Services): AccessTokens {
     async principal(token) {
       const now = services.now()
       const verdict = await lookup(hashSecret(token), now)
-      if (!verdict) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked access token (or its Agent was stopped); obtain a new one.')
-      if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.')
-      if (verdict.resource !== services.config.publicApiUrl) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`)
+      const revoked = 'Unknown or revoked access token (or its Agent was stopped); obtain a new one.'
+      if (!verdict) throw new ApiError('UNAUTHORIZED', revoked)
+      if ('refused' in verdict) throw new ApiError('UNAUTHORIZED', revoked, { agent: { accountId: verdict.accountId, agentId: verdict.agentId } })
+      const agent = { accountId: verdict.accountId, agentId: verdict.agentId }
+      if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.', { agent })
+      if (verdict.resource !== services.config.publicApiUrl) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`, { agent })
       // An Agent's calls count against the plan's per-minute limit of its own window, like a key's.
       const perMinute = PLAN_LIMITS[verdict.plan].requestsPerMinute
-      const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now)
+      const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now).catch((error: unknown) => {
+        if (error instanceof ApiError) error.extra.agent = agent
+        throw error
+      })
       return {
         kind: 'account',
         account: { id: verdict.accountId, email: verdict.email, plan: verdict.plan, keyId: verdict.agentId },

@@ -70,7 +70,7 @@ function heldResponse(view: ApprovalView): Response {
  * Idempotency-Key, a retry of the same call finds the same approval (another call under that key is
  * 400 IDEMPOTENCY_KEY_REUSED).
  */
-export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall): Promise<Response> {
+export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall): Promise<{ response: Response; approvalId: string }> {
   const url = new URL(call.request.url)
   const query = Object.fromEntries(url.searchParams)
   const method = call.request.method
@@ -98,14 +98,14 @@ export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>
     })
     .onConflictDoNothing({ target: [agentApprovals.agentId, agentApprovals.idempotencyKey], where: sql`${agentApprovals.idempotencyKey} is not null` })
     .returning()
-  if (created) return heldResponse(approvalView(services, created))
+  if (created) return { response: heldResponse(approvalView(services, created)), approvalId: created.id }
   const [earlier] = await services.db
     .select()
     .from(agentApprovals)
     .where(and(eq(agentApprovals.agentId, agentId), eq(agentApprovals.idempotencyKey, idempotencyKey!)))
     .limit(1)
   if (!earlier || earlier.fingerprint !== fingerprint) throw new ApiError('IDEMPOTENCY_KEY_REUSED')
-  return heldResponse(approvalView(services, earlier))
+  return { response: heldResponse(approvalView(services, earlier)), approvalId: earlier.id }
 }
 
 const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{22}$/
