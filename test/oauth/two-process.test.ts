@@ -65,7 +65,6 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
       DATABASE_URL: process.env.DATABASE_URL!,
       REDIS_URL: process.env.REDIS_URL!,
       CLICKHOUSE_URL: chdb.url,
-      DATA_DIR: join(dir, 'data'),
       PUBLIC_API_URL: ISSUER,
       SHORT_DOMAIN: 'sho.rt',
       // Each test client its own address: registration is limited per IP (20 an hour).
@@ -73,7 +72,8 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     }
     const start = async (extra: Record<string, string> = {}) => {
       const port = await freePort()
-      const child = await startEntry('src/api.ts', { ...env, PORT: String(port), ...extra }, port)
+      // Each its own DATA_DIR: the click and audit spools are per process.
+      const child = await startEntry('src/api.ts', { ...env, PORT: String(port), DATA_DIR: join(dir, `data-${servers.length}-${port}`), ...extra }, port)
       servers.push(child)
       return child
     }
