@@ -8,8 +8,14 @@ import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { agentsModule } from './modules/agents'
 import { approvalsModule, executeThrough } from './modules/approvals'
+import { approvalPageModule } from './modules/approvals/page'
+import { APPROVAL_PAGE_PATH } from './modules/approvals/service'
 import { holdCall } from './modules/approvals/service'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
+import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
+import { consentPageModule } from './modules/oauth/consent-page'
+import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
+import { sessionPrincipal } from './modules/signin/service'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/agents/scopes'
 import { accessTokens } from './modules/agents/verdicts'
@@ -42,7 +48,11 @@ export function apiAuth(services: Services): Auth {
       { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
       { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
     ],
-    { resourceMetadataUrl: protectedResourceMetadataUrl(services.config), hold: (call) => holdCall(services, call) },
+    {
+      resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
+      session: (request) => sessionPrincipal(services, request),
+      hold: (call) => holdCall(services, call),
+    },
   )
 }
 
@@ -78,12 +88,14 @@ export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   const auth = apiAuth(services)
   const app: Elysia = new Elysia({ name: 'api' })
+  // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
+  const execute = executeThrough(services, auth, (request) => app.handle(request))
   return app
     .decorate('services', services)
     .use(auditAgentCalls(services, auth))
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
-    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS] }))
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services))
     .use(guestModule(services))
@@ -95,7 +107,10 @@ export function createApi(deps: ApiDeps) {
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
     .use(agentsModule(services, auth))
-    .use(approvalsModule(services, auth, executeThrough(services, auth, (request) => app.handle(request))))
+    .use(approvalsModule(services, auth, execute))
+    .use(approvalPageModule(services, execute))
+    .use(signinModule(services))
+    .use(consentPageModule(services))
     .use(internalModule(services))
 }
 

@@ -97,6 +97,18 @@ export interface Config {
    * client_id make the server call services on its own machine.
    */
   cimdAllowHttpLoopback: boolean
+  /** Human sign-in with GitHub or Google (src/modules/signin): present only when its client id and secret are set. */
+  identityProviders: { github?: IdentityProviderConfig; google?: IdentityProviderConfig }
+}
+
+/** An OAuth app at GitHub or Google that people sign in with; the endpoints are overridable for tests. */
+export interface IdentityProviderConfig {
+  clientId: string
+  clientSecret: string
+  authorizationUrl: string
+  tokenUrl: string
+  /** Where the verified e-mail is read: GitHub's API base (…/user/emails), Google's userinfo endpoint. */
+  userUrl: string
 }
 
 export interface MailConfig {
@@ -266,6 +278,34 @@ function stripeConfig(env: Env): StripeConfig | undefined {
   }
 }
 
+/** The providers' own endpoints: what an unset *_AUTHORIZATION_URL, *_TOKEN_URL, *_USER_URL means. */
+const IDENTITY_PROVIDER_ENDPOINTS = {
+  GITHUB: { authorizationUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', userUrl: 'https://api.github.com' },
+  GOOGLE: {
+    authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    userUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+  },
+} as const
+
+/** GITHUB_* or GOOGLE_*: client id and secret both or neither; endpoint overrides only for tests. */
+function identityProvider(env: Env, name: keyof typeof IDENTITY_PROVIDER_ENDPOINTS): IdentityProviderConfig | undefined {
+  const clientId = env[`${name}_CLIENT_ID`]?.trim()
+  const clientSecret = env[`${name}_CLIENT_SECRET`]?.trim()
+  if (!clientId && !clientSecret) return undefined
+  if (!clientId) throw new ConfigError(`${name}_CLIENT_ID`, `is required when ${name}_CLIENT_SECRET is set`)
+  if (!clientSecret) throw new ConfigError(`${name}_CLIENT_SECRET`, `is required when ${name}_CLIENT_ID is set`)
+  const defaults = IDENTITY_PROVIDER_ENDPOINTS[name]
+  const endpoint = (suffix: string, fallback: string) => (url(env, `${name}_${suffix}`, ['https:', 'http:']) ?? fallback).replace(/\/+$/, '')
+  return {
+    clientId,
+    clientSecret,
+    authorizationUrl: endpoint('AUTHORIZATION_URL', defaults.authorizationUrl),
+    tokenUrl: endpoint('TOKEN_URL', defaults.tokenUrl),
+    userUrl: endpoint('USER_URL', defaults.userUrl),
+  }
+}
+
 /**
  * CONVERSIONS_PER_CLICK, "type:n,…,*:n": one visit signs up or becomes a lead once, so a signed click
  * carries at most one of those by default; orders may repeat (a basket bought in parts), up to 100.
@@ -374,5 +414,6 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     mail: mailConfig(env, dataDir, publicApiUrl),
     stripe: stripeConfig(env),
     cimdAllowHttpLoopback,
+    identityProviders: { github: identityProvider(env, 'GITHUB'), google: identityProvider(env, 'GOOGLE') },
   }
 }

@@ -8,8 +8,10 @@ import { errors } from './errors'
 
 const app = new Elysia()
   .use(errors)
-  .use(bodyPlugin({ formPaths: ['/form'] }))
+  .use(bodyPlugin({ formPaths: ['/form', '/pages/*'] }))
   .post('/form', ({ body }) => ({ got: body }))
+  .post('/pages/:id', ({ body }) => ({ got: body }))
+  .post('/pagesx', ({ body }) => ({ got: body }))
   .post('/json', ({ body }) => ({ got: body }))
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -26,9 +28,13 @@ describe('form bodies', () => {
   })
 
   test('only the listed paths: a JSON route refuses a form with 400 UNSUPPORTED_CONTENT_TYPE', async () => {
-    const res = await call(app, 'POST', '/json', { body: 'a=1', headers: FORM })
-    expect(res.status, show(res)).toBe(400)
-    expect(res.body.error).toBe('UNSUPPORTED_CONTENT_TYPE')
+    for (const path of ['/json', '/pagesx']) {
+      const res = await call(app, 'POST', path, { body: 'a=1', headers: FORM })
+      expect(res.status, show(res)).toBe(400)
+      expect(res.body.error).toBe('UNSUPPORTED_CONTENT_TYPE')
+    }
+    const page = await call(app, 'POST', '/pages/apr_1', { body: 'decision=approve', headers: FORM })
+    expect(page.body.got, show(page)).toEqual({ decision: 'approve' })
   })
 
   test('hostile forms: other types, control characters, invalid UTF-8 and oversize bodies are 4xx, never 500', async () => {

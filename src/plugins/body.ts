@@ -144,13 +144,15 @@ export async function parseFormBody(request: Request, contentType: string): Prom
 export interface BodyOptions {
   /** Routes (as declared, e.g. `/pixel/:id`) that take any query: a tracking pixel answers a GIF, never an error. */
   lenientQueryRoutes?: readonly string[]
-  /** Paths whose POST takes a form (RFC 6749 token/revoke requests, the HTML pages' forms). */
+  /** Paths whose POST takes a form (RFC 6749 token/revoke requests, the HTML pages' forms); `/x/*` is every path under /x/. */
   formPaths?: readonly string[]
 }
 
 export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOptions = {}) {
   const lenient = new Set(lenientQueryRoutes)
-  const forms = new Set(formPaths)
+  const forms = new Set(formPaths.filter((p) => !p.endsWith('/*')))
+  const formPrefixes = formPaths.filter((p) => p.endsWith('/*')).map((p) => p.slice(0, -1))
+  const isForm = (path: string) => forms.has(path) || formPrefixes.some((prefix) => path.startsWith(prefix))
   const pathOf = (url: string) => {
     const start = url.indexOf('/', url.indexOf('//') + 2)
     const end = url.indexOf('?', start)
@@ -166,7 +168,7 @@ export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOpti
         }
       })
       .onParse({ as: 'global' }, ({ request, contentType }) =>
-        forms.size > 0 && forms.has(pathOf(request.url)) ? parseFormBody(request, contentType ?? '') : parseJsonBody(request, contentType ?? ''),
+        formPaths.length > 0 && isForm(pathOf(request.url)) ? parseFormBody(request, contentType ?? '') : parseJsonBody(request, contentType ?? ''),
       )
       // Query strings and path segments too (decoded: %00 is a NUL), before any schema sees them.
       .onTransform({ as: 'global' }, ({ query, params, route }) => {

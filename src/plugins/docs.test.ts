@@ -54,6 +54,19 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/api/v1/agent/approvals', true],
   ['get', '/api/v1/agent/approvals/{approvalId}', true],
   ['post', '/api/v1/agent/approvals/{approvalId}/{decision}', true],
+  ['get', '/signin', false],
+  ['post', '/signin', false],
+  ['post', '/signin/code', false],
+  ['get', '/signin/done', false],
+  ['post', '/signout', false],
+  ['get', '/signin/github', false],
+  ['get', '/signin/github/callback', false],
+  ['get', '/signin/google', false],
+  ['get', '/signin/google/callback', false],
+  ['get', '/consent', false],
+  ['post', '/consent', false],
+  ['get', '/approvals/{approvalId}', false],
+  ['post', '/approvals/{approvalId}', false],
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
@@ -65,8 +78,11 @@ const FORM = new Set(['/oauth/token', '/oauth/revoke'])
 /** OAuth endpoints answer RFC 6749 error bodies (OAuthErrorResponse), not ErrorResponse with code examples. */
 const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
+/** The HTML pages of sign-in and consent: forms and redirects, checked in src/modules/signin and oauth/consent-page tests. */
+const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent', '/approvals/{approvalId}']
+
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages); checked on their own below. */
-const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke'])
+const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', ...SIGN_IN_PAGES])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])

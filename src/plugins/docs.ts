@@ -25,6 +25,7 @@ export const API_TAGS = [
   { name: 'conversions', description: 'Report sign-ups, leads and sales of a click (Pro attribution)' },
   { name: 'oauth', description: 'OAuth 2.1 for machine clients (RFC shapes, no data envelope)' },
   { name: 'agents', description: 'Identities of machine clients: scopes, tokens, the kill switch (for the human)' },
+  { name: 'sign-in', description: 'Pages for people: sign in with a mailed code, GitHub or Google; the session cookie' },
   { name: 'billing', description: 'Checkout pages for people and the payment provider\'s webhook' },
   { name: 'system', description: 'Health' },
 ]
@@ -81,7 +82,7 @@ export function docs({ oauthScopes = {} }: DocsOptions = {}) {
                   type: 'apiKey',
                   in: 'cookie',
                   name: 'ls_session',
-                  description: 'The signed-in human (GET /signin); state-changing calls also send X-CSRF-Token',
+                  description: 'The signed-in human (GET /signin): `ls_session`, named `__Host-ls_session` when the service is served over https. Accepted on the human-only routes; state-changing calls also send the session\'s X-CSRF-Token',
                 },
               },
             },

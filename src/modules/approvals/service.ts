@@ -110,16 +110,25 @@ export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>
 
 const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{22}$/
 
+/** An approval of the account, with its Agent's name; 404 for anything else. */
+export async function accountApproval(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, approvalId: string) {
+  if (!APPROVAL_ID.test(approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
+  const [found] = await services.db
+    .select({ row: agentApprovals, agentName: agents.name })
+    .from(agentApprovals)
+    .innerJoin(agents, eq(agents.id, agentApprovals.agentId))
+    .where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId)))
+    .limit(1)
+  if (!found) throw new ApiError('APPROVAL_NOT_FOUND')
+  return { view: approvalView(services, found.row), agentName: found.agentName }
+}
+
 /** An approval the caller may read: the human's account's, or, for an Agent, one it asked for. */
 export async function readApproval(services: Pick<Services, 'db' | 'config' | 'now'>, principal: Principal, approvalId: string): Promise<ApprovalView> {
-  if (principal.kind !== 'account' || !APPROVAL_ID.test(approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
-  const [row] = await services.db
-    .select()
-    .from(agentApprovals)
-    .where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, principal.account.id)))
-    .limit(1)
-  if (!row || (principal.agent && row.agentId !== principal.agent.agentId)) throw new ApiError('APPROVAL_NOT_FOUND')
-  return approvalView(services, row)
+  if (principal.kind !== 'account') throw new ApiError('APPROVAL_NOT_FOUND')
+  const { view } = await accountApproval(services, principal.account.id, approvalId)
+  if (principal.agent && view.agent_id !== principal.agent.agentId) throw new ApiError('APPROVAL_NOT_FOUND')
+  return view
 }
 
 export const LISTED_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'executed', 'failed'] as const

@@ -1,0 +1,165 @@
+// Sign-in by a one-time code mailed to the account's address (accounts are created by e-mail
+// verification, so every account's address is verified). Six digits, single-use, 15 minutes, five
+// attempts; only an HMAC of (attempt id, account, code) is stored, keyed by a pepper derived from
+// INTERNAL_SECRET (a plain hash of a six-digit code falls to a million guesses).
+//
+// Nobody learns from these steps whether an address has an account: an unknown address gets an
+// attempt id as well (stored nowhere), whose wrong codes are counted in the limiter instead of the
+// table and answered with the same words; the mail goes out after the answer in both cases (the
+// answer does not wait on the mail relay), so the answer's timing tells nothing either.
+import { createHmac } from 'node:crypto'
+import type { LimitResult } from '../../adapters/ports'
+import { and, eq, isNull, lt, sql } from 'drizzle-orm'
+import type { Config } from '../../core/config'
+import { accounts, signInCodes } from '../../db/schema'
+import { errorSummary } from '../../lib/errors'
+import { newId } from '../../lib/ids'
+import { hashSecret, sameSecret } from '../../lib/secrets'
+import type { Mailer, MailMessage } from '../../mail/mailer'
+import { enforceRateLimit } from '../../plugins/client'
+import { ApiError } from '../../plugins/errors'
+import type { Services } from '../../services'
+import { generateCode, normalizeEmail } from '../account/registration'
+
+export const SIGN_IN_CODE_TTL_MS = 15 * 60 * 1000
+export const MAX_SIGN_IN_ATTEMPTS = 5
+
+/**
+ * Per address: one code a minute and five an hour, whether or not it has an account (the same limits
+ * as registration's, so nobody floods an inbox). Per client IP: twenty requests an hour, and sixty code
+ * submissions (a person needs a handful; a guesser is stopped by the five attempts per code anyway).
+ */
+export const SIGN_IN_RATES = {
+  perEmailMinute: { limit: 1, windowMs: 60_000 },
+  perEmailHour: { limit: 5, windowMs: 3_600_000 },
+  requestsPerIp: { limit: 20, windowMs: 3_600_000 },
+  codesPerIp: { limit: 60, windowMs: 3_600_000 },
+} as const
+
+/** Attempts on an id that has no pending row are counted a day: far longer than any code lives. */
+const UNKNOWN_ATTEMPT_WINDOW_MS = 24 * 3_600_000
+
+const ATTEMPT_ID = /^sgn_[A-Za-z0-9_-]{22}$/
+
+export function isAttemptId(value: string): boolean {
+  return ATTEMPT_ID.test(value)
+}
+
+function codePepper(config: Pick<Config, 'internalSecret'>): Buffer {
+  return createHmac('sha256', config.internalSecret).update('sign-in-code/v1').digest()
+}
+
+function hashSignInCode(config: Pick<Config, 'internalSecret'>, attemptId: string, accountId: string, code: string): string {
+  return createHmac('sha256', codePepper(config)).update(`${attemptId}\n${accountId}\n${code}`).digest('hex')
+}
+
+export function signInMail(to: string, code: string, origin: string): MailMessage {
+  const minutes = SIGN_IN_CODE_TTL_MS / 60_000
+  return {
+    to,
+    subject: `Your sign-in code: ${code}`,
+    text: [
+      `Your sign-in code is: ${code}`,
+      '',
+      `Enter it on the sign-in page of ${origin}. It is valid for ${minutes} minutes and can be used once.`,
+      '',
+      'If you did not try to sign in, ignore this message: nobody can sign in without the code.',
+    ].join('\n'),
+  }
+}
+
+async function limit(services: Services, key: string, rate: { limit: number; windowMs: number }, hint: string): Promise<void> {
+  try {
+    await enforceRateLimit(services.limiter, key, rate.limit, rate.windowMs, services.now())
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'RATE_LIMITED') throw new ApiError('RATE_LIMITED', hint, error.extra)
+    throw error
+  }
+}
+
+/**
+ * Starts a sign-in for an address: returns the attempt id the code form carries. When an account uses
+ * the address, a code is stored (replacing any earlier pending one) and mailed in the background.
+ */
+export async function requestSignInCode(services: Services, mailer: Mailer, rawEmail: string): Promise<{ attemptId: string; email: string }> {
+  const email = normalizeEmail(rawEmail)
+  // Keyed by the address's hash: the limiter's store never holds it in clear.
+  const emailKey = hashSecret(email)
+  await limit(services, `signin:email-minute:${emailKey}`, SIGN_IN_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait a minute before asking again.')
+  await limit(services, `signin:email-hour:${emailKey}`, SIGN_IN_RATES.perEmailHour, 'Too many codes were asked for this address this hour; retry later.')
+
+  const attemptId = newId('signIn')
+  const [account] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
+  if (!account) return { attemptId, email }
+
+  const code = generateCode()
+  const now = new Date(services.now())
+  await services.db.transaction(async (tx) => {
+    await tx.update(signInCodes).set({ usedAt: now }).where(and(eq(signInCodes.accountId, account.id), isNull(signInCodes.usedAt)))
+    await tx.insert(signInCodes).values({
+      id: attemptId,
+      accountId: account.id,
+      codeHash: hashSignInCode(services.config, attemptId, account.id, code),
+      expiresAt: new Date(now.getTime() + SIGN_IN_CODE_TTL_MS),
+      createdAt: now,
+    })
+  })
+  void mailer.send(signInMail(email, code, services.config.publicApiUrl)).catch(async (error) => {
+    // Nobody received this code: retire it. The person sees no mail and asks again.
+    console.error(`[mail] sign-in code not delivered: ${errorSummary(error)}`)
+    await services.db.update(signInCodes).set({ usedAt: now }).where(eq(signInCodes.id, attemptId)).catch(() => {})
+  })
+  return { attemptId, email }
+}
+
+export type CodeCheck =
+  | { ok: true; accountId: string }
+  /** Wrong, expired, replaced or never issued: one answer for all, with the attempts left. */
+  | { ok: false; reason: 'wrong'; remaining: number }
+  | { ok: false; reason: 'exhausted' }
+  | { ok: false; reason: 'malformed' }
+
+/**
+ * Checks a code. The attempt is counted (atomically, capped) before the comparison, so parallel guesses
+ * cannot exceed five; on success the code is used up in the same guarded update, so it works once.
+ */
+export async function checkSignInCode(services: Services, attemptId: string, rawCode: string): Promise<CodeCheck> {
+  const code = rawCode.replace(/[\s-]/g, '')
+  if (!isAttemptId(attemptId) || !/^\d{6}$/.test(code)) return { ok: false, reason: 'malformed' }
+  const now = new Date(services.now())
+  const [counted] = await services.db
+    .update(signInCodes)
+    .set({ attempts: sql`${signInCodes.attempts} + 1` })
+    .where(and(eq(signInCodes.id, attemptId), isNull(signInCodes.usedAt), lt(signInCodes.attempts, MAX_SIGN_IN_ATTEMPTS)))
+    .returning({ attempts: signInCodes.attempts, accountId: signInCodes.accountId, codeHash: signInCodes.codeHash, expiresAt: signInCodes.expiresAt })
+  if (!counted) {
+    const [row] = await services.db.select({ usedAt: signInCodes.usedAt }).from(signInCodes).where(eq(signInCodes.id, attemptId)).limit(1)
+    if (row && row.usedAt === null) return { ok: false, reason: 'exhausted' }
+    return unknownAttempt(services, attemptId)
+  }
+  const right = counted.expiresAt > now && sameSecret(counted.codeHash, hashSignInCode(services.config, attemptId, counted.accountId, code))
+  if (!right) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
+  const [used] = await services.db
+    .update(signInCodes)
+    .set({ usedAt: now })
+    .where(and(eq(signInCodes.id, attemptId), isNull(signInCodes.usedAt)))
+    .returning({ id: signInCodes.id })
+  // Used by a parallel request with the same code a moment ago: that one signed in.
+  if (!used) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
+  return { ok: true, accountId: counted.accountId }
+}
+
+function wrong(remaining: number): CodeCheck {
+  return remaining <= 0 ? { ok: false, reason: 'exhausted' } : { ok: false, reason: 'wrong', remaining }
+}
+
+/** No pending code behind this id: counted like a real one, so the answers cannot tell them apart. */
+async function unknownAttempt(services: Services, attemptId: string): Promise<CodeCheck> {
+  let hit: LimitResult
+  try {
+    hit = await services.limiter.hit(`signin:unknown-attempt:${attemptId}`, MAX_SIGN_IN_ATTEMPTS, UNKNOWN_ATTEMPT_WINDOW_MS)
+  } catch {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly.', { retryAfter: 1 })
+  }
+  return hit.allowed ? wrong(hit.remaining) : { ok: false, reason: 'exhausted' }
+}
