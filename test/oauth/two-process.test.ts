@@ -8,6 +8,8 @@
 //   by A;
 // - every negative case of test/support/suites/oauth-{authorize,tokens}.ts runs against process A, with
 //   a third process of another issuer (https://other.sho.rt) for the audience case;
+// - an Agent killed on A is refused by B within 1 s while it calls B in a loop; scopes narrowed on A
+//   bind its token on B within 1 s;
 // - no token is printed by the servers.
 // Skipped without DATABASE_URL and REDIS_URL: the default pass has neither (PGlite and in-process
 // adapters belong to one process). CI's services pass sets both and runs it.
@@ -22,6 +24,7 @@ import { spawnChdbHttp, type ChdbHttpProcess } from '../support/chdb-http-proces
 import { newAccount } from '../support/fixtures'
 import {
   approved,
+  asHuman,
   connect,
   discoverAndRegister,
   exchange,
@@ -151,6 +154,70 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
 
   describe('authorization and consent, refused (process A)', () => authorizeCases(() => ctx))
   describe('tokens and the resource server, refused (process A)', () => tokenCases(() => ctx))
+
+  /** An Agent made on A by the human, and a token of it minted on A. */
+  async function agentOnA(flowA: Flow, key: string, scopes: string[]) {
+    const agent = await asHuman(flowA, key, 'POST', '/api/v1/agents', { name: 'two-process', scopes })
+    expect(agent.status, shown(agent)).toBe(201)
+    const minted = await asHuman(flowA, key, 'POST', `/api/v1/agents/${agent.body.data.id}/tokens`, {})
+    expect(minted.status, shown(minted)).toBe(201)
+    return { agentId: agent.body.data.id as string, token: minted.body.data.token as string }
+  }
+
+  test('kill under load: an Agent calling B in a loop is refused within 1 s of the kill on A, and never served after', async () => {
+    const flowA = await discoverAndRegister(serverFetch(a.url))
+    const flowB = onB(flowA)
+    const human = await newAccount(database.db, 'pro')
+    const { agentId, token } = await agentOnA(flowA, human.key, ['links:read'])
+    const answers: { at: number; status: number }[] = []
+    let running = true
+    const loop = (async () => {
+      while (running) {
+        const res = await withToken(flowB, token, 'GET', '/api/v1/links')
+        answers.push({ at: performance.now(), status: res.status })
+        await Bun.sleep(20)
+      }
+    })()
+    await Bun.sleep(400)
+    const killed = await asHuman(flowA, human.key, 'POST', `/api/v1/agents/${agentId}/kill`)
+    expect(killed.body.data?.status, shown(killed)).toBe('killed')
+    const killedAt = performance.now()
+    await Bun.sleep(REVOCATION_BOUND_MS + 300)
+    running = false
+    await loop
+    const before = answers.filter((x) => x.at < killedAt)
+    expect(before.length).toBeGreaterThan(3)
+    expect(before.every((x) => x.status === 200), JSON.stringify(before)).toBe(true)
+    const firstRefusal = answers.find((x) => x.at >= killedAt && x.status === 401)
+    expect(firstRefusal, JSON.stringify(answers.slice(-10))).toBeDefined()
+    const ms = firstRefusal!.at - killedAt
+    console.info(`kill seen by the second process (an Agent calling it in a loop) after ${Math.round(ms)} ms`)
+    expect(ms).toBeLessThanOrEqual(REVOCATION_BOUND_MS)
+    const servedAfter = answers.filter((x) => x.at > firstRefusal!.at && x.status !== 401)
+    expect(servedAfter, 'answers other than 401 after the first refusal').toEqual([])
+  })
+
+  test('scopes narrowed on A bind the token on B within 1 s, though B had cached its verdict', async () => {
+    const flowA = await discoverAndRegister(serverFetch(a.url))
+    const flowB = onB(flowA)
+    const human = await newAccount(database.db, 'pro')
+    const { agentId, token } = await agentOnA(flowA, human.key, ['links:read', 'tags:read'])
+    for (let i = 0; i < 2; i++) expect((await withToken(flowB, token, 'GET', '/api/v1/tags')).status).toBe(200)
+    const patched = await asHuman(flowA, human.key, 'PATCH', `/api/v1/agents/${agentId}`, { scopes: ['links:read'] })
+    expect(patched.status, shown(patched)).toBe(200)
+    const started = performance.now()
+    let answer = await withToken(flowB, token, 'GET', '/api/v1/tags')
+    while (answer.status === 200 && performance.now() - started < REVOCATION_BOUND_MS + 500) {
+      await Bun.sleep(POLL_MS)
+      answer = await withToken(flowB, token, 'GET', '/api/v1/tags')
+    }
+    const ms = performance.now() - started
+    console.info(`scope narrowing seen by the second process after ${Math.round(ms)} ms`)
+    expect(answer.status, shown(answer)).toBe(403)
+    expect(answer.body.error).toBe('INSUFFICIENT_SCOPE')
+    expect(ms).toBeLessThanOrEqual(REVOCATION_BOUND_MS)
+    expect((await withToken(flowB, token, 'GET', '/api/v1/links')).status).toBe(200)
+  })
 
   test('no token is printed by the servers', () => {
     const printed = logs().match(/\b(at|rt)_[A-Za-z0-9_-]{20,}/)
