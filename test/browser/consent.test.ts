@@ -2,7 +2,8 @@
 // ever downloaded) against the app on a real port. A client registers with a loopback redirect URI
 // (served by a tiny Bun.serve here), the browser opens its authorization URL, signs in on the pages with
 // the code from the mail the SMTP sink received, approves part of the request on the consent page and
-// lands on the redirect URI with code, state and iss. Without JavaScript tricks: the pages have none.
+// lands on the redirect URI with code, state and iss. Then, still signed in, it approves an Agent's held
+// call on the approval page. Without JavaScript tricks: the pages have none.
 // Skipped, with a printed reason, where Chromium is absent.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
@@ -35,6 +36,8 @@ const callbacks: URL[] = []
 /** Requests to any origin but the two servers here; page errors, console errors, CSP violations. */
 const foreign: string[] = []
 const problems: string[] = []
+/** The API key of the human the first test signs in. */
+let humanKey = ''
 
 describe.skipIf(!HAVE_CHROMIUM)('sign-in and consent in Chromium', () => {
   beforeAll(async () => {
@@ -75,7 +78,8 @@ describe.skipIf(!HAVE_CHROMIUM)('sign-in and consent in Chromium', () => {
   })
 
   test('authorize → sign in with the mailed code → approve a subset → the redirect URI gets code, state and iss', async () => {
-    const { id } = await newAccount(db)
+    const { id, key } = await newAccount(db)
+    humanKey = key
     const email = `${id.toLowerCase()}@example.test`
     const ip = uniqueIp()
     const fetchAsClient = (url: string, init?: RequestInit) => fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), [TEST_IP_HEADER]: ip } })
@@ -109,6 +113,26 @@ describe.skipIf(!HAVE_CHROMIUM)('sign-in and consent in Chromium', () => {
     expect(callbacks.map((u) => u.href)).toContain(landed.href)
     const tokens = await exchange(flow, started, landed)
     expect(tokens.scope?.split(' ').sort()).toEqual(['account:read', 'links:read'])
+  }, 60_000)
+
+  test('the approval page: an Agent\'s held delete, approved in the browser, runs once', async () => {
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${origin}${path}`, { ...init, headers: { authorization: `Bearer ${humanKey}`, 'content-type': 'application/json', [TEST_IP_HEADER]: uniqueIp(), ...Object.fromEntries(new Headers(init.headers)) } })
+    const agent = (await (await api('/api/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'Cleanup bot', scopes: ['links:write', 'links:delete'] }) })).json()) as { data: { id: string } }
+    const minted = (await (await api(`/api/v1/agents/${agent.data.id}/tokens`, { method: 'POST', body: '{}' })).json()) as { data: { token: string } }
+    const asAgent = { authorization: `Bearer ${minted.data.token}` }
+    const created = (await (await api('/api/v1/shorten', { method: 'POST', headers: asAgent, body: JSON.stringify({ url: 'https://example.com/to-delete' }) })).json()) as { data: { alias: string } }
+    const held = await api(`/api/v1/links/${created.data.alias}`, { method: 'DELETE', headers: asAgent })
+    expect(held.status).toBe(202)
+    const { approval } = ((await held.json()) as { data: { approval: { review_url: string; id: string } } }).data
+
+    await page.goto(approval.review_url)
+    expect(await page.textContent('h1')).toBe('Cleanup bot asks to links.delete')
+    expect(await page.textContent('body')).toContain(`DELETE /api/v1/links/${created.data.alias}`)
+    await Promise.all([page.waitForLoadState('load'), page.click('button[value=approve]')])
+    await page.waitForSelector('text=Approved and run')
+    expect(await page.locator('button[value=approve]').count()).toBe(0)
+    expect((await api(`/api/v1/links/${created.data.alias}`)).status).toBe(404)
   }, 60_000)
 
   test('the signed-in page signs out; the consent page then asks to sign in again', async () => {

@@ -22,7 +22,7 @@ if (!HAVE_CHROMIUM) {
 const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 /** Rendering every operation takes 10-70 s depending on the machine's load (see above); generous. */
-const RENDER_TIMEOUT_MS = 150_000
+const RENDER_TIMEOUT_MS = 300_000
 
 let server: ReturnType<typeof Bun.serve>
 let origin: string

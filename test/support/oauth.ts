@@ -92,9 +92,8 @@ export async function exchange(flow: Flow, started: Started, redirect: URL): Pro
 
 /** The whole flow for a scope: tokens for the account of `apiKey`. */
 export async function connect(flow: Flow, apiKey: string, scope: string): Promise<oauth.TokenEndpointResponse> {
-  const started = await authorizationUrl(flow, scope)
-  const requestId = await openAuthorization(flow, started)
-  return exchange(flow, started, await approveAsHuman(flow, apiKey, requestId))
+  const { started, redirect } = await approved(flow, apiKey, scope)
+  return exchange(flow, started, redirect)
 }
 
 export async function refresh(flow: Flow, refreshToken: string): Promise<oauth.TokenEndpointResponse> {
@@ -105,4 +104,117 @@ export async function refresh(flow: Flow, refreshToken: string): Promise<oauth.T
 export async function revoke(flow: Flow, token: string): Promise<void> {
   const response = await oauth.revocationRequest(flow.as, flow.client, oauth.None(), token, flow.options)
   await oauth.processRevocationResponse(response)
+}
+
+/** An answer read whole, for assertions that show it when they fail. */
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any
+}
+
+export async function read(response: Response): Promise<Answer> {
+  const text = await response.text()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // not JSON: the test looks at `text`
+  }
+  return { status: response.status, headers: response.headers, text, body }
+}
+
+/** Status, the headers that matter here, and the body: the message of a failed expectation. */
+export function shown(a: Answer): string {
+  const headers = ['location', 'www-authenticate', 'cache-control', 'content-type'].map((h) => (a.headers.get(h) === null ? '' : ` ${h}: ${a.headers.get(h)}`)).join('')
+  return `${a.status}${headers} ${a.text.slice(0, 600)}`
+}
+
+/**
+ * A call to the resource server with an at_ token, as an OAuth client makes it (oauth4webapi's
+ * protectedResourceRequest); a challenge (401/403 with WWW-Authenticate) is returned, not thrown.
+ */
+export async function withToken(flow: Flow, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const headers = new Headers(body === undefined ? {} : { 'content-type': 'application/json' })
+  try {
+    return await read(await oauth.protectedResourceRequest(token, method, new URL(path, flow.as.issuer), headers, body === undefined ? null : JSON.stringify(body), flow.options))
+  } catch (error) {
+    if (error instanceof oauth.WWWAuthenticateChallengeError) return read(error.response)
+    throw error
+  }
+}
+
+/** A call as the human (API key, or no credential at all when `key` is null). */
+export async function asHuman(flow: Flow, key: string | null, method: string, path: string, body?: unknown): Promise<Answer> {
+  const headers: Record<string, string> = {}
+  if (key !== null) headers.authorization = `Bearer ${key}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  return read(await flow.fetch(new URL(path, flow.as.issuer).href, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
+}
+
+/** GET of an authorization URL without following the redirect. */
+export async function openRaw(flow: Flow, url: URL | string): Promise<Answer> {
+  return read(await flow.fetch(String(url), { redirect: 'manual' }))
+}
+
+/** A form POST to an endpoint of the authorization server, the way no library would send it (unknown client, repeated parameters). */
+export async function postForm(flow: Flow, path: string, params: [string, string][]): Promise<Answer> {
+  return read(await flow.fetch(new URL(path, flow.as.issuer).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() }))
+}
+
+/** The RFC 6749 5.2 error a token-endpoint step ended with (oauth4webapi's ResponseBodyError); fails when it succeeded. */
+export async function oauthFailure(step: Promise<unknown>): Promise<{ status: number; error: string; description: string }> {
+  try {
+    const result = await step
+    throw new Error(`expected an OAuth error, got ${JSON.stringify(result).slice(0, 300)}`)
+  } catch (error) {
+    if (error instanceof oauth.ResponseBodyError) return { status: error.status, error: error.error, description: error.error_description ?? '' }
+    throw error
+  }
+}
+
+/** The error an authorization response carries (oauth4webapi's AuthorizationResponseError); fails when it is a success. */
+export function authorizationFailure(flow: Flow, redirect: URL, state: string): { error: string; params: URLSearchParams } {
+  try {
+    oauth.validateAuthResponse(flow.as, flow.client, redirect, state)
+  } catch (error) {
+    if (error instanceof oauth.AuthorizationResponseError) return { error: error.error, params: error.cause }
+    throw error
+  }
+  throw new Error(`expected an error response, got ${redirect.href}`)
+}
+
+/** Up to the human's approval: the authorization started and the redirect the human's browser would follow. */
+export async function approved(flow: Flow, apiKey: string, scope: string, body: Record<string, unknown> = {}): Promise<{ started: Started; redirect: URL; requestId: string }> {
+  const started = await authorizationUrl(flow, scope)
+  const requestId = await openAuthorization(flow, started)
+  return { started, requestId, redirect: await approveAsHuman(flow, apiKey, requestId, body) }
+}
+
+/** A fetch to a server process: the issuer's URLs go to `base` (the process), from one client IP of the test's. */
+export function serverFetch(base: string, issuer = ISSUER, ip = uniqueIp()): Fetch {
+  return (url, init) => {
+    const target = url.startsWith(issuer) ? base + url.slice(issuer.length) : url
+    return fetch(target, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), [TEST_IP_HEADER]: ip } })
+  }
+}
+
+/** DESIGN: "a revoked token is refused within 1 s" (every process drops its cached verdict on a pub/sub message). */
+export const REVOCATION_BOUND_MS = 1000
+
+/**
+ * Calls `path` with the token every `everyMs` until it is refused (401) or `withinMs` have passed;
+ * the last answer and how long it took. For another process than the one that revoked: a revocation
+ * reaches the other processes' verdict caches by pub/sub (the revoking one drops its own at once).
+ */
+export async function untilRefused(flow: Flow, token: string, options: { path?: string; withinMs?: number; everyMs?: number } = {}): Promise<{ answer: Answer; ms: number }> {
+  const started = performance.now()
+  for (;;) {
+    const answer = await withToken(flow, token, 'GET', options.path ?? '/api/v1/links')
+    const ms = performance.now() - started
+    if (answer.status === 401 || ms > (options.withinMs ?? REVOCATION_BOUND_MS)) return { answer, ms }
+    await Bun.sleep(options.everyMs ?? 50)
+  }
 }

@@ -29,6 +29,8 @@ export interface Issue {
   agentId: string
   clientId: string | null
   scopes: readonly string[]
+  /** The refresh token's scopes when they differ from the access token's (a refresh that narrowed `scope`). */
+  refreshScopes?: readonly string[]
   resource: string
   familyId: string
   refresh: boolean
@@ -54,7 +56,7 @@ export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<
   let refresh: string | undefined
   if (issue.refresh) {
     refresh = newToken('refresh')
-    rows.push({ ...common, id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
+    rows.push({ ...common, scopes: [...(issue.refreshScopes ?? issue.scopes)], id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
   }
   await tx.insert(oauthTokens).values(rows)
   return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }

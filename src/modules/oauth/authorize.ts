@@ -35,14 +35,18 @@ export function withParams(redirectUri: string, params: Record<string, string | 
   return url.href
 }
 
-/** Every parameter once: a repeated one is invalid_request (RFC 6749 3.1). */
-function single(query: URLSearchParams): { values: Record<string, string>; repeated: string | null } {
+/**
+ * Every parameter once: a repeated one is invalid_request (RFC 6749 3.1). All of them are read, so that a
+ * repeated client_id or redirect_uri is known even when another parameter is repeated before it.
+ */
+function single(query: URLSearchParams): { values: Record<string, string>; repeated: string[] } {
   const values: Record<string, string> = {}
+  const repeated: string[] = []
   for (const [key, value] of query) {
-    if (Object.hasOwn(values, key)) return { values, repeated: key }
-    values[key] = value
+    if (!Object.hasOwn(values, key)) values[key] = value
+    else if (!repeated.includes(key)) repeated.push(key)
   }
-  return { values, repeated: null }
+  return { values, repeated }
 }
 
 /** The scopes asked for: `scope`, else what the client registered; unknown or outside its registration is invalid_scope. */
@@ -66,7 +70,8 @@ export async function authorize(services: Pick<Services, 'db' | 'config' | 'now'
 
   // Phase 1: who is asking, and where may the answer go.
   if (q.client_id === undefined || q.client_id === '') return page('client_id is missing.')
-  if (repeated === 'client_id' || repeated === 'redirect_uri') return page(`${repeated} is repeated.`)
+  const untrusted = repeated.find((key) => key === 'client_id' || key === 'redirect_uri')
+  if (untrusted !== undefined) return page(`${untrusted} is repeated.`)
   let client: OAuthClient | null
   try {
     client = await loadClient(services, q.client_id)
@@ -91,7 +96,7 @@ export async function authorize(services: Pick<Services, 'db' | 'config' | 'now'
     kind: 'redirect',
     location: withParams(redirectUri, { error, error_description: description, state, iss }),
   })
-  if (repeated !== null) return back('invalid_request', `${repeated.slice(0, 40)} is repeated.`)
+  if (repeated.length > 0) return back('invalid_request', `${repeated[0]!.slice(0, 40)} is repeated.`)
   if (q.state !== undefined && q.state.length > MAX_STATE) return back('invalid_request', `state is longer than ${MAX_STATE} characters.`)
   if (q.response_type !== 'code') return back('unsupported_response_type', 'response_type must be "code".')
   if (q.code_challenge === undefined) return back('invalid_request', 'code_challenge is required (PKCE with S256).')

@@ -89,7 +89,7 @@ export async function decideConsent(services: Pick<Services, 'db' | 'config' | '
     }
     if (!decision.approve) return deny('The user denied the request.')
 
-    const scopes = decision.scopes ?? row.scopes
+    const scopes = [...new Set(decision.scopes ?? row.scopes)]
     const outside = scopes.find((s) => !row.scopes.includes(s))
     if (outside !== undefined) throw new ApiError('VALIDATION_FAILED', `body.scopes: ${outside.slice(0, 40)} was not requested; choose among ${row.scopes.join(' ')}.`)
     if (scopes.length === 0) throw new ApiError('VALIDATION_FAILED', 'body.scopes: choose at least one scope, or deny the request.')
@@ -107,7 +107,7 @@ export async function decideConsent(services: Pick<Services, 'db' | 'config' | '
       redirectUri: row.redirectUri,
       codeChallenge: row.codeChallenge,
       resource: row.resource,
-      scopes: [...new Set(scopes)],
+      scopes,
       familyId: newId('tokenFamily'),
       expiresAt: new Date(now.getTime() + CODE_TTL_MS),
       createdAt: now,

@@ -129,15 +129,17 @@ async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>,
     if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
-    let scopes = row.scopes.filter((s) => agent.scopes.includes(s))
+    const granted = row.scopes.filter((s) => agent.scopes.includes(s))
+    let scopes = granted
     if (scope !== undefined) {
       const asked = [...new Set(scope.split(' ').filter((s) => s !== ''))]
-      const outside = asked.find((s) => !scopes.includes(s))
+      const outside = asked.find((s) => !granted.includes(s))
       if (outside !== undefined) throw new OAuthError('invalid_scope', `${outside.slice(0, 40)} was not granted to this refresh token.`)
       scopes = asked
     }
     await tx.update(oauthTokens).set({ rotatedAt: new Date(now) }).where(eq(oauthTokens.id, row.id))
-    return issueTokens(tx, { accountId: row.accountId, agentId: row.agentId, clientId, scopes, resource: row.resource, familyId: row.familyId, refresh: true }, now)
+    // RFC 6749 6: `scope` narrows the access token; the new refresh token keeps the grant's scopes.
+    return issueTokens(tx, { accountId: row.accountId, agentId: row.agentId, clientId, scopes, refreshScopes: granted, resource: row.resource, familyId: row.familyId, refresh: true }, now)
   })
   if (result === null) {
     await announceRevocation(services, `family:${reusedFamily}`)
