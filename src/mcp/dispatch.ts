@@ -32,6 +32,7 @@ export async function callTool(tool: ToolSpec, args: Args, caller: Caller, conte
   for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
   const headers: Record<string, string> = { authorization: `Bearer ${caller.token}`, accept: 'application/json' }
   if (call.body) headers['content-type'] = 'application/json'
+  if (typeof args.idempotency_key === 'string') headers['idempotency-key'] = args.idempotency_key
   const request = new Request(url.href, { method: call.method, headers, ...(call.body && { body: JSON.stringify(call.body) }) })
   actOnBehalfOf(request, { via: 'mcp', tool: tool.name, principal: caller.principal, clientIp: caller.clientIp })
   const response = await context.dispatch(request)

@@ -244,7 +244,21 @@ const SPECS: ToolSpec[] = [
   },
 ]
 
-export const TOOLS: readonly ToolSpec[] = SPECS.map((tool) => ({ ...tool, description: tool.description + scopeNote(tool.scope) }))
+/**
+ * Every tool that changes something takes `idempotency_key`, sent as the REST Idempotency-Key header: a
+ * host that retries after a lost answer gets the first result again instead of a second link (spec 4.6).
+ */
+const IdempotencyKey = t.Optional(
+  t.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$', description: 'Makes a retry safe: the same key with the same arguments replays the first result (REST Idempotency-Key, kept 24 h)' }),
+)
+
+function withIdempotencyKey(tool: ToolSpec): ToolSpec {
+  if (tool.annotations.readOnlyHint || tool.name === 'check_alias') return tool
+  const input = tool.input as unknown as { properties: Record<string, TSchema>; description?: string }
+  return { ...tool, input: args({ ...input.properties, idempotency_key: IdempotencyKey }, input.description) }
+}
+
+export const TOOLS: readonly ToolSpec[] = SPECS.map((tool) => withIdempotencyKey({ ...tool, description: tool.description + scopeNote(tool.scope) }))
 
 /** Every scope a tool needs: what an MCP client should ask for (the /mcp 401's `scope`). */
 export const TOOL_SCOPES: readonly Scope[] = [...new Set(TOOLS.flatMap((tool) => (tool.scope ? [tool.scope] : [])))]

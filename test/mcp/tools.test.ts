@@ -38,13 +38,28 @@ const refused = (result: ToolResult, code: string, what: string) => {
 }
 const newAlias = () => `t-${crypto.randomUUID().slice(0, 10)}`
 
+describe('idempotency_key', () => {
+  test('create_link retried with the same key replays the first link; with another call the key is refused', async () => {
+    const { client, human } = await connected()
+    const key = crypto.randomUUID()
+    const first = ok(await callTool(client, 'create_link', { url: 'https://example.com/retried', idempotency_key: key }), 'first')
+    const again = ok(await callTool(client, 'create_link', { url: 'https://example.com/retried', idempotency_key: key }), 'retry')
+    expect(again.data.alias).toBe(first.data.alias)
+    const list = await call(app, 'GET', '/api/v1/links', { token: human.key })
+    expect(list.body.data.links.length, show(list)).toBe(1)
+    refused(await callTool(client, 'create_link', { url: 'https://example.com/other', idempotency_key: key }), 'IDEMPOTENCY_KEY_REUSED', 'another call')
+    await client.close()
+  })
+})
+
 describe('tools/list', () => {
   test('each tool names its scope, arguments are the REST fields and nothing else', async () => {
     const { client } = await connected()
     const { tools } = await client.listTools()
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
-    expect(Object.keys(byName[`create_link`]!.inputSchema.properties!).sort()).toEqual([...Object.keys(ShortenRequest.properties), 'dry_run'].sort())
-    expect(Object.keys(byName[`update_link`]!.inputSchema.properties!).sort()).toEqual(['alias', 'domain', ...Object.keys(UpdateLinkRequest.properties), 'dry_run'].sort())
+    expect(Object.keys(byName[`create_link`]!.inputSchema.properties!).sort()).toEqual([...Object.keys(ShortenRequest.properties), 'dry_run', 'idempotency_key'].sort())
+    expect(Object.keys(byName[`update_link`]!.inputSchema.properties!).sort()).toEqual(['alias', 'domain', ...Object.keys(UpdateLinkRequest.properties), 'dry_run', 'idempotency_key'].sort())
+    for (const tool of tools) expect('idempotency_key' in tool.inputSchema.properties!, tool.name).toBe(!tool.annotations!.readOnlyHint)
     expect(byName.create_link!.inputSchema.required).toEqual(['url'])
     for (const tool of tools) {
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
