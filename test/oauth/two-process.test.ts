@@ -9,7 +9,7 @@
 // - every negative case of test/support/suites/oauth-{authorize,tokens}.ts runs against process A, with
 //   a third process of another issuer (https://other.sho.rt) for the audience case;
 // - an Agent killed on A is refused by B within 1 s while it calls B in a loop; scopes narrowed on A
-//   bind its token on B within 1 s;
+//   bind its token on B within 1 s; 20 approvals of one held call split over A and B run it once;
 // - no token is printed by the servers.
 // Skipped without DATABASE_URL and REDIS_URL: the default pass has neither (PGlite and in-process
 // adapters belong to one process). CI's services pass sets both and runs it.
@@ -217,6 +217,24 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     expect(answer.body.error).toBe('INSUFFICIENT_SCOPE')
     expect(ms).toBeLessThanOrEqual(REVOCATION_BOUND_MS)
     expect((await withToken(flowB, token, 'GET', '/api/v1/links')).status).toBe(200)
+  })
+
+  test('20 concurrent approvals of one held call, 10 on each process, run it exactly once', async () => {
+    const flowA = await discoverAndRegister(serverFetch(a.url))
+    const flowB = onB(flowA)
+    const human = await newAccount(database.db, 'pro')
+    const { token } = await agentOnA(flowA, human.key, ['links:write', 'links:delete'])
+    const created = await withToken(flowA, token, 'POST', '/api/v1/shorten', { url: 'https://example.com/approved-once' })
+    const alias = created.body.data.alias as string
+    const held = await withToken(flowA, token, 'DELETE', `/api/v1/links/${alias}`)
+    expect(held.status, shown(held)).toBe(202)
+    const id = held.body.data.approval.id as string
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => asHuman(i % 2 === 0 ? flowA : flowB, human.key, 'POST', `/api/v1/agent/approvals/${id}/approve`)))
+    const statuses = answers.map((x) => x.status)
+    expect(statuses.filter((x) => x === 200).length, JSON.stringify(statuses)).toBe(1)
+    expect(statuses.filter((x) => x === 409).length, JSON.stringify(statuses)).toBe(19)
+    expect(answers.find((x) => x.status === 200)!.body.data.result.status).toBe(200)
+    expect((await asHuman(flowB, human.key, 'GET', `/api/v1/links/${alias}`)).status).toBe(404)
   })
 
   test('no token is printed by the servers', () => {
