@@ -7,7 +7,7 @@ import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
 import { agentsModule } from './modules/agents'
-import { approvalsModule, executeThrough } from './modules/approvals'
+import { approvalsModule, executeThrough, previewThrough } from './modules/approvals'
 import { approvalPageModule } from './modules/approvals/page'
 import { APPROVAL_PAGE_PATH } from './modules/approvals/service'
 import { holdCall } from './modules/approvals/service'
@@ -28,7 +28,7 @@ import { statsModule } from './modules/stats'
 import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
-import { createAuth, type Auth } from './plugins/auth'
+import { createAuth, type Auth, type AuthOptions } from './plugins/auth'
 import { clientIp } from './plugins/client'
 import { onBehalfOf } from './plugins/on-behalf'
 import { bodyPlugin } from './plugins/body'
@@ -41,8 +41,11 @@ export type { ApiDeps } from './services'
 
 const ACCESS_TOKEN_PREFIX = TOKEN_PREFIXES.access
 
-/** One authenticator per token prefix; the auth plugin itself knows none. */
-export function apiAuth(services: Services): Auth {
+/**
+ * One authenticator per token prefix; the auth plugin itself knows none. `hold` keeps an Agent's call
+ * for approval (default: without previewing it first).
+ */
+export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) => holdCall(services, call)): Auth {
   const agentTokens = accessTokens(services)
   return createAuth(
     [
@@ -53,7 +56,7 @@ export function apiAuth(services: Services): Auth {
     {
       resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
       session: (request) => sessionPrincipal(services, request),
-      hold: (call) => holdCall(services, call),
+      hold,
     },
   )
 }
@@ -89,7 +92,8 @@ function auditAgentCalls(services: Services, auth: Auth) {
 
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
-  const auth = apiAuth(services)
+  // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
+  const auth: Auth = apiAuth(services, (call) => holdCall(services, call, previewThrough(services, auth, (request) => app.handle(request))))
   const app: Elysia = new Elysia({ name: 'api' })
   // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
   const execute = executeThrough(services, auth, (request) => app.handle(request))

@@ -133,7 +133,7 @@ export interface Auth {
    * Runs an in-process request as `principal` without a bearer token (the execution of an approved
    * call): the request object itself is the credential, so nothing a client sends can claim it.
    */
-  runAs(request: Request, principal: Principal): Request
+  runAs(request: Request, principal: Principal, options?: { audited?: boolean }): Request
   /** The Agent call a request made, accepted or refused (undefined for every other caller). */
   agentCall(request: Request): AgentCall | undefined
 }
@@ -161,7 +161,7 @@ export interface AuthOptions {
    * Keeps an Agent's call to an operation its policy names for a human decision: answers the 202 (and
    * the route does not run), or null to let it run. Not called for a dry run or an approved execution.
    */
-  hold?: (call: HeldCall) => Promise<{ response: Response; approvalId: string } | null>
+  hold?: (call: HeldCall) => Promise<{ response: Response; approvalId?: string } | null>
 }
 
 /** The challenge of a 401 (RFC 6750 3, RFC 9728 5.1): `error="invalid_token"` only when a token was sent. */
@@ -243,8 +243,11 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     return authenticate('human', header)
   }
   const preauthorized = new WeakMap<Request, Principal>()
-  const runAs = (request: Request, principal: Principal) => {
+  // In-process requests that are part of another call (its preview before holding it): no event of their own.
+  const unaudited = new WeakSet<Request>()
+  const runAs = (request: Request, principal: Principal, { audited = true }: { audited?: boolean } = {}) => {
     preauthorized.set(request, principal)
+    if (!audited) unaudited.add(request)
     return request
   }
   const calls = new WeakMap<Request, AgentCall>()
@@ -252,7 +255,7 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     plugin: authMacros(authenticate, human, preauthorized, delegated, options.hold, calls),
     authenticate,
     runAs,
-    agentCall: (request) => calls.get(request),
+    agentCall: (request) => (unaudited.has(request) ? undefined : calls.get(request)),
   }
 }
 
@@ -320,7 +323,7 @@ function authMacros(
           const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body })
           if (!held) return
           const call = calls.get(request)
-          if (call) call.approvalId = held.approvalId
+          if (call && held.approvalId) call.approvalId = held.approvalId
           return held.response
         },
       }),

@@ -66,6 +66,20 @@ describe('a held call', () => {
     expect(again.body.error).toBe('APPROVAL_DECIDED')
   })
 
+  test('a held call is previewed first: a delete of a link that is not there (or is another account\'s) is 404 at once, nothing is held', async () => {
+    const { token } = await agentWithToken()
+    const missing = await call(app, 'DELETE', '/api/v1/links/no-such-alias-here', { token })
+    expect(missing.status, show(missing)).toBe(404)
+    expect(missing.body.error).toBe('LINK_NOT_FOUND')
+    const other = await newAccount(api.deps.db)
+    const foreign = await newLink(api.deps.db, other.id, 'sho.rt')
+    const notMine = await call(app, 'DELETE', `/api/v1/links/${foreign.alias}`, { token })
+    expect(notMine.status, show(notMine)).toBe(404)
+    const list = await call(app, 'GET', '/api/v1/agent/approvals', { token: human.key })
+    expect(list.body.data.approvals, show(list)).toEqual([])
+    expect((await call(app, 'GET', `/api/v1/links/${foreign.alias}`, { token: other.key })).status).toBe(200)
+  })
+
   test('an operation the policy does not name runs at once (links.create)', async () => {
     const { token } = await agentWithToken()
     const res = await call(app, 'POST', '/api/v1/shorten', { token, body: { url: 'https://example.com/not-held' } })

@@ -5,7 +5,7 @@ import type { Auth, Principal } from '../../plugins/auth'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { ApprovalListQuery, ApprovalParams, approvalModels, DecisionParams } from './model'
-import { APPROVALS_PATH, decideApproval, listApprovals, readApproval, type Execute } from './service'
+import { APPROVALS_PATH, decideApproval, listApprovals, readApproval, type Execute, type Preview } from './service'
 
 const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
 
@@ -31,6 +31,22 @@ export function executeThrough(services: Services, auth: Auth, dispatch: (reques
       body = { text: text.slice(0, 1000) }
     }
     return { status: response.status, body }
+  }
+}
+
+/**
+ * A held call's preview: the same request with ?dry_run=true, run in-process as the Agent and not
+ * audited on its own (the held call's event records the outcome).
+ */
+export function previewThrough(services: Services, auth: Auth, dispatch: (request: Request) => Promise<Response>): Preview {
+  return async (call) => {
+    const url = new URL(call.request.url)
+    url.searchParams.set('dry_run', 'true')
+    const body = call.body === undefined || call.body === null ? null : JSON.stringify(call.body)
+    const request = new Request(url.href, { method: call.request.method, headers: body === null ? {} : { 'content-type': 'application/json' }, ...(body !== null && { body }) })
+    const answer = await dispatch(auth.runAs(request, call.principal, { audited: false }))
+    // Re-made so its headers can be changed by whoever answers it (the caller's rate headers).
+    return new Response(await answer.text(), { status: answer.status, headers: answer.headers })
   }
 }
 

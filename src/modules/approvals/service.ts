@@ -65,12 +65,23 @@ function heldResponse(view: ApprovalView): Response {
   })
 }
 
+/** Operations whose route answers ?dry_run=true: a held call of theirs is previewed before it is kept. */
+export const PREVIEWABLE_OPERATIONS: ReadonlySet<string> = new Set(['links.create', 'links.update', 'links.delete'])
+
+/** Runs the call as a dry run (its route's own checks, nothing written) and answers what it would. */
+export type Preview = (call: HeldCall) => Promise<Response>
+
 /**
- * The auth plugin's hold hook: keeps the call as a pending approval and answers 202. With an
- * Idempotency-Key, a retry of the same call finds the same approval (another call under that key is
- * 400 IDEMPOTENCY_KEY_REUSED).
+ * The auth plugin's hold hook: keeps the call as a pending approval and answers 202. A call whose route
+ * can preview it is checked first: one that would fail (an alias that does not exist, a taken one, a bad
+ * destination) gets that failure now, and nothing waits for a human. With an Idempotency-Key, a retry of
+ * the same call finds the same approval (another call under that key is 400 IDEMPOTENCY_KEY_REUSED).
  */
-export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall): Promise<{ response: Response; approvalId: string }> {
+export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall, preview?: Preview): Promise<{ response: Response; approvalId?: string }> {
+  if (preview && PREVIEWABLE_OPERATIONS.has(call.operation)) {
+    const answer = await preview(call)
+    if (answer.status >= 400) return { response: answer }
+  }
   const url = new URL(call.request.url)
   const query = Object.fromEntries(url.searchParams)
   const method = call.request.method
