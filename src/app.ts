@@ -75,7 +75,7 @@ function auditAgentCalls(services: Services, auth: Auth) {
       accountId: call.accountId,
       agentId: call.agentId,
       // A tool's call to its REST route is marked in process (plugins/on-behalf.ts); anything else is REST.
-      via: onBehalfOf(request)?.via ?? 'rest',
+      via: call.via ?? onBehalfOf(request)?.via ?? 'rest',
       operation: call.operation,
       method: request.method,
       path: url.pathname,

@@ -133,7 +133,7 @@ export interface Auth {
    * Runs an in-process request as `principal` without a bearer token (the execution of an approved
    * call): the request object itself is the credential, so nothing a client sends can claim it.
    */
-  runAs(request: Request, principal: Principal, options?: { audited?: boolean }): Request
+  runAs(request: Request, principal: Principal, options?: { audited?: boolean; via?: 'rest' | 'mcp' }): Request
   /** The Agent call a request made, accepted or refused (undefined for every other caller). */
   agentCall(request: Request): AgentCall | undefined
 }
@@ -147,6 +147,8 @@ export interface AgentCall {
   scopes: readonly string[]
   /** The approval this call created (a 202) or executes. */
   approvalId?: string
+  /** How it came, when the request itself cannot tell (an approved MCP call run later). */
+  via?: 'rest' | 'mcp'
   /** Unix ms and performance.now() when the request reached authentication. */
   at: number
   started: number
@@ -245,9 +247,11 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
   const preauthorized = new WeakMap<Request, Principal>()
   // In-process requests that are part of another call (its preview before holding it): no event of their own.
   const unaudited = new WeakSet<Request>()
-  const runAs = (request: Request, principal: Principal, { audited = true }: { audited?: boolean } = {}) => {
+  const viaOf = new WeakMap<Request, 'rest' | 'mcp'>()
+  const runAs = (request: Request, principal: Principal, { audited = true, via }: { audited?: boolean; via?: 'rest' | 'mcp' } = {}) => {
     preauthorized.set(request, principal)
     if (!audited) unaudited.add(request)
+    if (via) viaOf.set(request, via)
     return request
   }
   const calls = new WeakMap<Request, AgentCall>()
@@ -255,7 +259,12 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     plugin: authMacros(authenticate, human, preauthorized, delegated, options.hold, calls),
     authenticate,
     runAs,
-    agentCall: (request) => (unaudited.has(request) ? undefined : calls.get(request)),
+    agentCall: (request) => {
+      if (unaudited.has(request)) return undefined
+      const call = calls.get(request)
+      const via = viaOf.get(request)
+      return call && via ? { ...call, via } : call
+    },
   }
 }
 

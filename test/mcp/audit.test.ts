@@ -62,3 +62,23 @@ test('tool calls are their routes\' events via mcp; a refusal at the door too; t
   expect(JSON.stringify(got)).not.toContain(token)
   await client.close().catch(() => {})
 })
+
+test('a held tool call approved by the human later: its execution is audited via mcp too, with the approval', async () => {
+  const human = await newAccount(api.deps.db, 'pro')
+  const { token, agentId } = await agentToken(app, human, ['links:write', 'links:delete'])
+  const client = await inProcessClient(app, token)
+  const created = await callTool(client, 'create_link', { url: 'https://example.com/held-via-mcp' })
+  const alias = created.structuredContent!.data.alias
+  const held = await callTool(client, 'delete_link', { alias })
+  expect(held.structuredContent?.held, JSON.stringify(held)).toBe(true)
+  const approvalId = held.structuredContent!.approval.id
+  const approved = await call(app, 'POST', `/api/v1/agent/approvals/${approvalId}/approve`, { token: human.key })
+  expect(approved.body.data.status, show(approved)).toBe('executed')
+  const got = await events(human, agentId, 3)
+  expect(got.map((e) => [e.via, e.method, e.status, e.outcome, e.approval_id ?? null])).toEqual([
+    ['mcp', 'POST', 200, 'ok', null],
+    ['mcp', 'DELETE', 202, 'held', approvalId],
+    ['mcp', 'DELETE', 200, 'ok', approvalId],
+  ])
+  await client.close()
+})

@@ -176,6 +176,8 @@ export const agentApprovals = pgTable(
     path: text('path').notNull(),
     query: jsonb('query').$type<Record<string, string>>().notNull(),
     body: jsonb('body'),
+    /** How the Agent called (rest | mcp): its execution is audited the same way. */
+    via: text('via').notNull().default('rest'),
     status: text('status', { enum: APPROVAL_STATUSES }).notNull().default('pending'),
     /** SHA-256 of (Agent, Idempotency-Key) when the call had one: a retry finds its approval. */
     idempotencyKey: text('idempotency_key'),

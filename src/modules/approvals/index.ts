@@ -22,7 +22,7 @@ export function executeThrough(services: Services, auth: Auth, dispatch: (reques
       headers: row.body === null ? {} : { 'content-type': 'application/json' },
       ...(row.body !== null && { body: JSON.stringify(row.body) }),
     })
-    const response = await dispatch(auth.runAs(request, principal))
+    const response = await dispatch(auth.runAs(request, principal, { via: row.via === 'mcp' ? 'mcp' : 'rest' }))
     const text = await response.text()
     let body: unknown = null
     try {

@@ -13,6 +13,7 @@ import { accounts, agentApprovals, agents, type ApprovalStatus } from '../../db/
 import { newId } from '../../lib/ids'
 import type { HeldCall, Principal } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
+import { onBehalfOf } from '../../plugins/on-behalf'
 import type { Services } from '../../services'
 
 export const APPROVAL_TTL_MS = 24 * 3600 * 1000
@@ -102,6 +103,7 @@ export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>
       path: url.pathname,
       query,
       body: call.body ?? null,
+      via: onBehalfOf(call.request)?.via ?? 'rest',
       idempotencyKey,
       fingerprint,
       expiresAt: new Date(now + APPROVAL_TTL_MS),
