@@ -75,7 +75,7 @@ function auditAgentCalls(services: Services, auth: Auth) {
       accountId: call.accountId,
       agentId: call.agentId,
       // A tool's call to its REST route is marked in process (plugins/on-behalf.ts); anything else is REST.
-      via: call.via ?? onBehalfOf(request)?.via ?? 'rest',
+      via: onBehalfOf(request)?.via ?? 'rest',
       operation: call.operation,
       method: request.method,
       path: url.pathname,
@@ -93,10 +93,10 @@ function auditAgentCalls(services: Services, auth: Auth) {
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
-  const auth: Auth = apiAuth(services, (call) => holdCall(services, call, previewThrough(services, auth, (request) => app.handle(request))))
+  const auth = apiAuth(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))))
   const app: Elysia = new Elysia({ name: 'api' })
   // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
-  const execute = executeThrough(services, auth, (request) => app.handle(request))
+  const execute = executeThrough(services, (request) => app.handle(request))
   return app
     .decorate('services', services)
     .use(auditAgentCalls(services, auth))

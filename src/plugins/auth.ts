@@ -129,11 +129,6 @@ export interface Auth {
    * header, held to `scopes` when it is an Agent's token.
    */
   authenticate(mode: AuthMode, header: string | null, option?: AuthOption): Promise<Principal>
-  /**
-   * Runs an in-process request as `principal` without a bearer token (the execution of an approved
-   * call): the request object itself is the credential, so nothing a client sends can claim it.
-   */
-  runAs(request: Request, principal: Principal, options?: { audited?: boolean; via?: 'rest' | 'mcp' }): Request
   /** The Agent call a request made, accepted or refused (undefined for every other caller). */
   agentCall(request: Request): AgentCall | undefined
 }
@@ -147,8 +142,6 @@ export interface AgentCall {
   scopes: readonly string[]
   /** The approval this call created (a 202) or executes. */
   approvalId?: string
-  /** How it came, when the request itself cannot tell (an approved MCP call run later). */
-  via?: 'rest' | 'mcp'
   /** Unix ms and performance.now() when the request reached authentication. */
   at: number
   started: number
@@ -244,27 +237,12 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     }
     return authenticate('human', header)
   }
-  const preauthorized = new WeakMap<Request, Principal>()
-  // In-process requests that are part of another call (its preview before holding it): no event of their own.
-  const unaudited = new WeakSet<Request>()
-  const viaOf = new WeakMap<Request, 'rest' | 'mcp'>()
-  const runAs = (request: Request, principal: Principal, { audited = true, via }: { audited?: boolean; via?: 'rest' | 'mcp' } = {}) => {
-    preauthorized.set(request, principal)
-    if (!audited) unaudited.add(request)
-    if (via) viaOf.set(request, via)
-    return request
-  }
   const calls = new WeakMap<Request, AgentCall>()
   return {
-    plugin: authMacros(authenticate, human, preauthorized, delegated, options.hold, calls),
+    plugin: authMacros(authenticate, human, delegated, options.hold, calls),
     authenticate,
-    runAs,
-    agentCall: (request) => {
-      if (unaudited.has(request)) return undefined
-      const call = calls.get(request)
-      const via = viaOf.get(request)
-      return call && via ? { ...call, via } : call
-    },
+    // A request made in process as part of another call (its preview) has no event of its own.
+    agentCall: (request) => (onBehalfOf(request)?.audited === false ? undefined : calls.get(request)),
   }
 }
 
@@ -277,7 +255,6 @@ function operationOf(option: AuthOption): string {
 function authMacros(
   authenticate: Auth['authenticate'],
   human: (request: Request) => Promise<Principal>,
-  preauthorized: WeakMap<Request, Principal>,
   delegated: (mode: AuthMode, option: AuthOption, request: Request) => Principal | null,
   hold: AuthOptions['hold'],
   calls: WeakMap<Request, AgentCall>,
@@ -298,7 +275,6 @@ function authMacros(
       let principal: Principal
       try {
         principal =
-          preauthorized.get(request) ??
           delegated(mode, option, request) ??
           (mode === 'human' ? await human(request) : await authenticate(mode, request.headers.get('authorization'), option))
       } catch (error) {
