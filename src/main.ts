@@ -41,12 +41,19 @@ const redirector = await createRedirector(config, {
   recorder: inThreadRecorder(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }),
 })
 
-/** First path segments that belong to the API; everything else is a short link. */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/']
+/**
+ * First path segments that belong to the API (its routes, the pages people see: sign-in, consent,
+ * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
+ * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (src/core/link-cache.ts).
+ */
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/']
+const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 
 function isApiPath(url: string): boolean {
-  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2))
-  return API_PREFIXES.some((prefix) => path.startsWith(prefix) || path === prefix.replace(/\/$/, ''))
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const query = url.indexOf('?', start)
+  const path = query === -1 ? url.slice(start) : url.slice(start, query)
+  return API_BARE_PATHS.has(path) || API_PREFIXES.some((prefix) => path.startsWith(prefix))
 }
 
 const listening = Bun.serve({

@@ -25,6 +25,17 @@ describe('embedded default: one process, nothing configured', () => {
       expect(redirect.headers.get('location')).toBe('https://example.com/page?x=1')
       expect((await fetch(`${app.url}/${alias}`, { method: 'HEAD', redirect: 'manual' })).status).toBe(302)
       expect((await fetch(`${app.url}/swagger/json`)).status).toBe(200)
+      // The pages people see and the machine-access endpoints are the API's, query strings and all.
+      const signin = await fetch(`${app.url}/signin?next=%2Fconsent`)
+      expect(signin.status, app.output()).toBe(200)
+      expect(signin.headers.get('content-type')).toContain('text/html')
+      const consent = await fetch(`${app.url}/consent?request_id=oreq_AAAAAAAAAAAAAAAAAAAAAA`, { redirect: 'manual' })
+      expect([consent.status, consent.headers.get('location')]).toEqual([303, `/signin?next=${encodeURIComponent('/consent?request_id=oreq_AAAAAAAAAAAAAAAAAAAAAA')}`])
+      expect((await fetch(`${app.url}/approvals/apr_AAAAAAAAAAAAAAAAAAAAAA`, { redirect: 'manual' })).status).toBe(303)
+      expect((await fetch(`${app.url}/.well-known/oauth-authorization-server`)).status).toBe(200)
+      const mcp = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      expect(mcp.status).toBe(401)
+      expect(mcp.headers.get('www-authenticate')).toContain('resource_metadata=')
     } finally {
       expect(await app.stop(), app.output()).toBe(0)
     }
