@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { authorizationServerMetadata, protectedResourceMetadata } from './discovery'
 
 /** RFC 6749 5.2 / RFC 7591 3.2.2: what every /oauth/* endpoint answers on an error. */
 export const OAuthErrorResponse = t.Object(
@@ -116,27 +117,8 @@ export const AuthorizationServerMetadata = t.Object(
     client_id_metadata_document_supported: t.Boolean(),
     service_documentation: t.String(),
   },
-  {
-    examples: [
-      {
-        issuer: issuerExample,
-        authorization_endpoint: `${issuerExample}/oauth/authorize`,
-        token_endpoint: `${issuerExample}/oauth/token`,
-        registration_endpoint: `${issuerExample}/oauth/register`,
-        revocation_endpoint: `${issuerExample}/oauth/revoke`,
-        response_types_supported: ['code'],
-        response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: ['none'],
-        revocation_endpoint_auth_methods_supported: ['none'],
-        scopes_supported: ['links:read', 'links:write'],
-        authorization_response_iss_parameter_supported: true,
-        client_id_metadata_document_supported: true,
-        service_documentation: `${issuerExample}/swagger`,
-      },
-    ],
-  },
+  // The example is the document itself, for an example issuer: it cannot drift from what is served.
+  { examples: [authorizationServerMetadata({ publicApiUrl: issuerExample })] },
 )
 
 export const ProtectedResourceMetadata = t.Object(
@@ -148,18 +130,7 @@ export const ProtectedResourceMetadata = t.Object(
     resource_name: t.String(),
     resource_documentation: t.String(),
   },
-  {
-    examples: [
-      {
-        resource: issuerExample,
-        authorization_servers: [issuerExample],
-        scopes_supported: ['links:read', 'links:write'],
-        bearer_methods_supported: ['header'],
-        resource_name: 'Link service API',
-        resource_documentation: `${issuerExample}/swagger`,
-      },
-    ],
-  },
+  { examples: [protectedResourceMetadata({ publicApiUrl: issuerExample })] },
 )
 
 const ConsentRequest = t.Object({
