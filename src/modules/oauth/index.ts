@@ -2,6 +2,7 @@
 // RFCs' shapes (top-level fields, lower-case error codes, no `data` envelope); the human's side of
 // consent is ordinary API (`/api/v1/oauth/*`, API key or signed-in session, ErrorResponse bodies).
 import { Elysia } from 'elysia'
+import { escapeHtml, htmlPage } from '../../lib/html'
 import type { Auth } from '../../plugins/auth'
 import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
@@ -28,15 +29,13 @@ export const OAUTH_FORM_PATHS = ['/oauth/token', '/oauth/revoke'] as const
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 const DISCOVERY_HEADERS = { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-
 /** The page for an authorization request we may not redirect for (unknown client, wrong redirect_uri). */
 function authorizeErrorPage(error: string, description: string): Response {
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorization error</title><meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main><h1>This authorization request cannot be completed</h1><p><code>${escapeHtml(error)}</code>: ${escapeHtml(description)}</p><p>Nothing was sent back to the application. Go back to it and start again; if this keeps happening, its developer has to fix its OAuth settings.</p></main></body></html>`
-  return new Response(html, {
-    status: 400,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'", 'x-frame-options': 'DENY', ...NO_STORE },
-  })
+  return htmlPage(
+    'Authorization error',
+    `<main><h1>This authorization request cannot be completed</h1><p><code>${escapeHtml(error)}</code>: ${escapeHtml(description)}</p><p>Nothing was sent back to the application. Go back to it and start again; if this keeps happening, its developer has to fix its OAuth settings.</p></main>`,
+    { status: 400 },
+  )
 }
 
 const form = (schema: string, description: string) => ({
@@ -184,10 +183,9 @@ export function oauthModule(services: Services, auth: Auth) {
     )
     .post(
       '/oauth/revoke',
-      async ({ body, request, server, set }) => {
+      async ({ body, request, server }) => {
         await enforceIpLimit(services, request, server, 'oauth-token', TOKEN_RATE)
         await revokeRequest(services, (body ?? {}) as Record<string, string | string[]>, request.headers.get('authorization'))
-        Object.assign(set.headers, NO_STORE)
         return new Response(null, { status: 200, headers: NO_STORE })
       },
       {
