@@ -13,7 +13,7 @@ import { APPROVAL_PAGE_PATH } from './modules/approvals/service'
 import { holdCall } from './modules/approvals/service'
 import { mcpModule } from './mcp'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
-import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
+import { AUTHORIZE_PATH, CONSENT_PAGE_PATH } from './modules/oauth/authorize'
 import { consentPageModule } from './modules/oauth/consent-page'
 import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
 import { sessionPrincipal } from './modules/signin/service'
@@ -33,6 +33,7 @@ import { clientIp } from './plugins/client'
 import { onBehalfOf } from './plugins/on-behalf'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
+import { isDryRun, queryPlugin } from './plugins/query'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
 import { createServices, type ApiDeps, type Services } from './services'
@@ -82,7 +83,8 @@ function auditAgentCalls(services: Services, auth: Auth) {
       status,
       scopesUsed: [...call.scopes],
       approvalId: call.approvalId,
-      dryRun: url.searchParams.get('dry_run') === 'true',
+      // Only a preview its route honoured (nothing written) is a dry run: plugins/query.ts decided it.
+      dryRun: isDryRun(request),
       durationMs: performance.now() - call.started,
       ip: clientIp(services, request, server),
       at: call.at,
@@ -103,6 +105,8 @@ export function createApi(deps: ApiDeps) {
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
     .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`] }))
+    // Repeated parameters and dry_run, decided once per request from the routes' own declarations.
+    .use(queryPlugin({ routes: () => app.routes, ownRules: [PIXEL_PATH, AUTHORIZE_PATH] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services))
     .use(guestModule(services))

@@ -16,6 +16,7 @@ import type { Plan } from '../db/schema'
 import { sameSecret } from '../lib/secrets'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'
+import { isDryRun } from './query'
 
 /** A guest session: what a gt_ token unlocks (its counters as of this request). */
 export interface GuestPrincipal {
@@ -95,7 +96,14 @@ const ACCEPTS: Record<AuthMode, string> = {
  * table, shown in the document). Guest tokens, API keys and sessions hold every scope of their kind; an
  * at_ token is refused (403 HUMAN_ONLY) by a route that names no scope.
  */
-export type AuthOption = true | { scopes: readonly string[]; operation?: string }
+export type AuthOption =
+  | true
+  | {
+      scopes: readonly string[]
+      operation?: string
+      /** The route answers `?dry_run=true` with a preview that writes nothing (plugins/query.ts refuses the flag elsewhere). */
+      dryRun?: true
+    }
 
 /** An Agent's call to an operation its policy holds: what the hold hook needs to keep it for a human. */
 export interface HeldCall {
@@ -104,6 +112,8 @@ export interface HeldCall {
   scopes: readonly string[]
   request: Request
   body: unknown
+  /** Its route can preview it (a dry run), so the hold may check it before keeping it. */
+  previews: boolean
 }
 
 /** `Bearer <token>`: one token, case-insensitive scheme (RFC 6750 / RFC 9110 auth-scheme). */
@@ -267,6 +277,8 @@ function authMacros(
       'x-auth': mode,
       ...(option !== true && option.scopes.length > 0 && { 'x-scopes': option.scopes }),
       ...(option !== true && option.operation && { 'x-operation': option.operation }),
+      // Read by plugins/query.ts: the one place that decides whether a request is a dry run.
+      ...(option !== true && option.dryRun && { 'x-dry-run': true }),
     } as Record<string, unknown>,
     async transform({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) {
       const at = Date.now()
@@ -304,8 +316,8 @@ function authMacros(
           const principal = principals.get(request)
           if (principal?.kind !== 'account' || !principal.agent || principal.agent.approvalId) return
           if (!principal.agent.requireApproval.includes(option.operation!)) return
-          if (new URL(request.url).searchParams.get('dry_run') === 'true') return
-          const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body })
+          if (isDryRun(request)) return
+          const held = await hold({ principal: principal as HeldCall['principal'], operation: option.operation!, scopes: option.scopes, request, body, previews: option.dryRun === true })
           if (!held) return
           const call = calls.get(request)
           if (call && held.approvalId) call.approvalId = held.approvalId

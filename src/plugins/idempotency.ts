@@ -36,6 +36,7 @@ import type { IdempotencyStore, StoredResponse } from '../adapters/ports'
 import type { Services } from '../services'
 import type { Principal } from './auth'
 import { ApiError } from './errors'
+import { isDryRun } from './query'
 
 /** README, decisions: keys are kept 24 h. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -86,7 +87,7 @@ export function idempotencyPlugin(services: Pick<Services, 'idempotency'>, optio
             throw new ApiError('VALIDATION_FAILED', 'headers.idempotency-key: must be 1 to 255 printable ASCII characters')
           }
           // A dry run writes nothing, the idempotency store included: the key stays free for the real call.
-          if (new URL(request.url).searchParams.get('dry_run') === 'true') return
+          if (isDryRun(request)) return
           const principal = (context as { principal?: Principal }).principal
           if (!principal) throw new Error('idempotent: true needs the auth macro on the same route (the key is scoped to the credential)')
           const storeKey = `${credentialScope(principal)}:${sha256(key)}`

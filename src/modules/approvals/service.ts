@@ -66,9 +66,6 @@ function heldResponse(view: ApprovalView): Response {
   })
 }
 
-/** Operations whose route answers ?dry_run=true: a held call of theirs is previewed before it is kept. */
-export const PREVIEWABLE_OPERATIONS: ReadonlySet<string> = new Set(['links.create', 'links.update', 'links.delete'])
-
 /** Runs the call as a dry run (its route's own checks, nothing written) and answers what it would. */
 export type Preview = (call: HeldCall) => Promise<Response>
 
@@ -79,7 +76,7 @@ export type Preview = (call: HeldCall) => Promise<Response>
  * the same call finds the same approval (another call under that key is 400 IDEMPOTENCY_KEY_REUSED).
  */
 export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall, preview?: Preview): Promise<{ response: Response; approvalId?: string }> {
-  if (preview && PREVIEWABLE_OPERATIONS.has(call.operation)) {
+  if (preview && call.previews) {
     const answer = await preview(call)
     if (answer.status >= 400) return { response: answer }
   }

@@ -42,7 +42,7 @@ export function linksModule(services: Services, auth: Auth) {
         }
       },
       {
-        guestOrAccount: { scopes: ['links:write'], operation: 'links.create' },
+        guestOrAccount: { scopes: ['links:write'], operation: 'links.create', dryRun: true },
         idempotent: true,
         query: DryRunQuery,
         body: 'ShortenRequest',
@@ -104,7 +104,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data: { results, summary }, meta: dryRun ? { ...meta, dry_run: true } : meta }
       },
       {
-        account: { scopes: ['links:write'], operation: 'links.create' },
+        account: { scopes: ['links:write'], operation: 'links.create', dryRun: true },
         idempotent: true,
         query: DryRunQuery,
         body: 'BulkRequest',
@@ -145,7 +145,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, data, meta: dryRun ? { ...meta, dry_run: true } : meta }
       },
       {
-        account: { scopes: ['links:write'], operation: 'links.update' },
+        account: { scopes: ['links:write'], operation: 'links.update', dryRun: true },
         idempotent: true,
         params: AliasParams,
         query: LinkWriteQuery,
@@ -171,7 +171,7 @@ export function linksModule(services: Services, auth: Auth) {
         return { success: true, message: `Link ${link.domain}/${link.alias} deleted.`, meta }
       },
       {
-        account: { scopes: ['links:delete'], operation: 'links.delete' },
+        account: { scopes: ['links:delete'], operation: 'links.delete', dryRun: true },
         params: AliasParams,
         query: LinkWriteQuery,
         idempotent: true,

@@ -12,6 +12,8 @@ import { isScope } from '../agents/scopes'
 
 export const CONSENT_TTL_MS = 10 * 60 * 1000
 export const CONSENT_PAGE_PATH = '/consent'
+/** The authorization endpoint (RFC 6749 3.1): it answers a repeated parameter itself, as a page or at the redirect URI. */
+export const AUTHORIZE_PATH = '/oauth/authorize'
 
 /** RFC 7636: 43-128 characters of base64url (an S256 challenge is exactly 43). */
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/

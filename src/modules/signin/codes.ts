@@ -5,8 +5,8 @@
 //
 // Nobody learns from these steps whether an address has an account: an unknown address gets an
 // attempt id as well (stored nowhere), whose wrong codes are counted in the limiter instead of the
-// table and answered with the same words; the mail goes out after the answer in both cases (the
-// answer does not wait on the mail relay), so the answer's timing tells nothing either.
+// table and answered with the same words; the account lookup, the stored code and the mail all happen
+// after the answer (requestSignInCode), so the answer's timing tells nothing either.
 import { createHmac } from 'node:crypto'
 import type { LimitResult } from '../../adapters/ports'
 import { and, eq, isNull, lt, sql } from 'drizzle-orm'
@@ -78,10 +78,13 @@ async function limit(services: Services, key: string, rate: { limit: number; win
 }
 
 /**
- * Starts a sign-in for an address: returns the attempt id the code form carries. When an account uses
- * the address, a code is stored (replacing any earlier pending one) and mailed in the background.
+ * Starts a sign-in for an address: returns the attempt id the code form carries. The answer does not
+ * wait for anything that depends on the address: only the per-address limits (the same for every
+ * address) run first. Looking the account up, storing its code (a transaction an unknown address does not
+ * need) and mailing it happen after, so the answer's timing tells nobody whether the address has an
+ * account. Whatever fails there is logged (never the code) and the person simply asks again.
  */
-export async function requestSignInCode(services: Services, mailer: Mailer, rawEmail: string): Promise<{ attemptId: string; email: string }> {
+export async function requestSignInCode(services: Services, mailer: Mailer, rawEmail: string): Promise<{ attemptId: string; email: string; issued: Promise<void> }> {
   const email = normalizeEmail(rawEmail)
   // Keyed by the address's hash: the limiter's store never holds it in clear.
   const emailKey = hashSecret(email)
@@ -89,9 +92,16 @@ export async function requestSignInCode(services: Services, mailer: Mailer, rawE
   await limit(services, `signin:email-hour:${emailKey}`, SIGN_IN_RATES.perEmailHour, 'Too many codes were asked for this address this hour; retry later.')
 
   const attemptId = newId('signIn')
-  const [account] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
-  if (!account) return { attemptId, email }
+  const issued = issueSignInCode(services, mailer, email, attemptId).catch((error) => {
+    console.error(`[signin] sign-in code not issued: ${errorSummary(error)}`)
+  })
+  return { attemptId, email, issued }
+}
 
+/** When an account uses the address: its code stored under the attempt id (replacing any pending one) and mailed. */
+async function issueSignInCode(services: Services, mailer: Mailer, email: string, attemptId: string): Promise<void> {
+  const [account] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
+  if (!account) return
   const code = generateCode()
   const now = new Date(services.now())
   await services.db.transaction(async (tx) => {
@@ -104,12 +114,13 @@ export async function requestSignInCode(services: Services, mailer: Mailer, rawE
       createdAt: now,
     })
   })
-  void mailer.send(signInMail(email, code, services.config.publicApiUrl)).catch(async (error) => {
+  try {
+    await mailer.send(signInMail(email, code, services.config.publicApiUrl))
+  } catch (error) {
     // Nobody received this code: retire it. The person sees no mail and asks again.
     console.error(`[mail] sign-in code not delivered: ${errorSummary(error)}`)
     await services.db.update(signInCodes).set({ usedAt: now }).where(eq(signInCodes.id, attemptId)).catch(() => {})
-  })
-  return { attemptId, email }
+  }
 }
 
 export type CodeCheck =
