@@ -127,7 +127,7 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   // An operation an Agent's policy may hold for a human (plugins/auth.ts hold): the 202 it answers then.
   const held = typeof operation['x-operation'] === 'string' ? operation['x-operation'] : undefined
   if (held) {
-    const said = `Policy operation \`${held}\`: an Agent token whose policy names it gets 202 with an approval instead (the call runs once a human approves it); \`?dry_run=true\` previews without holding.`
+    const said = `Policy operation \`${held}\`: an Agent token whose policy names it gets 202 with an approval instead (the call runs once a human approves it)${operation['x-dry-run'] === true ? '; `?dry_run=true` previews without holding' : '; this operation has no dry run (`dry_run` is 400)'}.`
     operation.description = typeof operation.description === 'string' ? `${operation.description}\n\n${said}` : said
   }
   for (const key of ['x-auth', 'x-idempotent', 'x-oauth', 'x-operation']) delete operation[key]
