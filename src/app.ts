@@ -11,7 +11,7 @@ import { approvalsModule, executeThrough, previewThrough } from './modules/appro
 import { approvalPageModule } from './modules/approvals/page'
 import { APPROVAL_PAGE_PATH } from './modules/approvals/service'
 import { holdCall } from './modules/approvals/service'
-import { mcpModule } from './mcp'
+import { MCP_PATH, mcpModule } from './mcp'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { CONSENT_PAGE_PATH } from './modules/oauth/authorize'
 import { consentPageModule } from './modules/oauth/consent-page'
@@ -102,7 +102,7 @@ export function createApi(deps: ApiDeps) {
     .use(auditAgentCalls(services, auth))
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
-    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`] }))
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`], arrayPaths: [MCP_PATH] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services))
     .use(guestModule(services))
