@@ -14,23 +14,23 @@ export const MAX_BATCH_MESSAGES = 100
 type Message = Record<string, unknown>
 
 /** The protocol version a batch speaks. */
-export function batchVersion(messages: readonly Message[], header: string | null): string {
-  const initialize = messages.find((message) => message.method === 'initialize')
+export function batchVersion(messages: readonly unknown[], header: string | null): string {
+  const initialize = messages.find((message): message is Message => typeof message === 'object' && message !== null && (message as Message).method === 'initialize')
   const named = (initialize?.params as { protocolVersion?: unknown } | undefined)?.protocolVersion
   if (typeof named === 'string') return named
   return header?.trim() || BATCH_PROTOCOL_VERSION
 }
 
-/** A JSON-RPC error answer (HTTP 400) for a batch the negotiated version does not allow. */
-export function batchRefused(version: string): Response {
-  return Response.json(
-    {
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: -32600, message: `Invalid Request: JSON-RPC batches are part of protocol version ${BATCH_PROTOCOL_VERSION} only, not ${version}; send one message per POST.` },
-    },
-    { status: 400 },
-  )
+/**
+ * Why a batch cannot be served, as a JSON-RPC error answer (HTTP 400): the negotiated version has no
+ * batches, or the batch is empty (JSON-RPC 2.0 section 6) or too long. Null when it can.
+ */
+export function batchRefusal(messages: readonly unknown[], version: string): Response | null {
+  const refuse = (message: string) => Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${message}` } }, { status: 400 })
+  if (version !== BATCH_PROTOCOL_VERSION) return refuse(`JSON-RPC batches are part of protocol version ${BATCH_PROTOCOL_VERSION} only, not ${version}; send one message per POST.`)
+  if (messages.length === 0) return refuse('an empty batch.')
+  if (messages.length > MAX_BATCH_MESSAGES) return refuse(`a batch carries at most ${MAX_BATCH_MESSAGES} messages.`)
+  return null
 }
 
 /** A JSON-RPC error for one message of a batch that was refused before it ran (its token, its rate limit). */
@@ -75,4 +75,5 @@ function eventData(stream: string): string[] {
 }
 
 /** Whether a message expects a response (a request: a method and an id). */
-export const isRequest = (message: Message) => typeof message.method === 'string' && message.id !== undefined && message.id !== null
+export const isRequest = (message: unknown): message is Message =>
+  typeof message === 'object' && message !== null && typeof (message as Message).method === 'string' && (message as Message).id !== undefined && (message as Message).id !== null

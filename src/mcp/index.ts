@@ -19,7 +19,7 @@ import { clientIp } from '../plugins/client'
 import { ApiError, ERROR_CODES_KEYWORD, errors, FreeForm, Int } from '../plugins/errors'
 import type { Services } from '../services'
 import type { Caller, Dispatch } from './dispatch'
-import { BATCH_PROTOCOL_VERSION, batchRefused, batchVersion, isRequest, MAX_BATCH_MESSAGES, messageRefused, responsesIn } from './batch'
+import { BATCH_PROTOCOL_VERSION, batchRefusal, batchVersion, isRequest, MAX_BATCH_MESSAGES, messageRefused, responsesIn } from './batch'
 import { mcpCors } from './cors'
 import { mcpServer } from './server'
 import { TOOL_SCOPES, TOOLS } from './tools'
@@ -118,9 +118,9 @@ export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptio
    * the rate limit each; the first was authenticated with the POST), then handled. A message refused at
    * the door gets its error in the array; the others still run.
    */
-  async function serveBatch(request: Request, server: Server<unknown> | null, messages: Record<string, unknown>[], first: Caller): Promise<Response> {
-    const version = batchVersion(messages, request.headers.get('mcp-protocol-version'))
-    if (version !== BATCH_PROTOCOL_VERSION) return batchRefused(version)
+  async function serveBatch(request: Request, server: Server<unknown> | null, messages: unknown[], first: Caller): Promise<Response> {
+    const refusal = batchRefusal(messages, batchVersion(messages, request.headers.get('mcp-protocol-version')))
+    if (refusal) return withHeaders(refusal, first.principal.rateHeaders)
     const headers = new Headers(request.headers)
     headers.delete('content-length')
     const responses: Record<string, unknown>[] = []
