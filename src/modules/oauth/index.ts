@@ -9,6 +9,7 @@ import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { authorize } from './authorize'
 import { consentView, decideConsent } from './consent'
+import { oauthCors } from './cors'
 import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
 import { oauthFlowModels, oauthModels } from './model'
 import { registerClient } from './register'
@@ -30,7 +31,7 @@ export const AUTHORIZE_RATE = { limit: 60, windowMs: 60_000 } as const
 export const OAUTH_FORM_PATHS = ['/oauth/token', '/oauth/revoke'] as const
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
-const DISCOVERY_HEADERS = { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }
+const DISCOVERY_HEADERS = { 'cache-control': 'public, max-age=300' }
 
 /** The page for an authorization request we may not redirect for (unknown client, wrong redirect_uri). */
 function authorizeErrorPage(error: string, description: string): Response {
@@ -54,6 +55,7 @@ export function oauthModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.oauth' })
     .use(errors)
     .use(auth.plugin)
+    .use(oauthCors())
     .model(oauthModels)
     .model(oauthFlowModels)
     .get(
