@@ -40,7 +40,7 @@ describe('POST /mcp without an access token', () => {
   test('the metadata it names exists and points at this authorization server', async () => {
     const res = await call(app, 'GET', '/.well-known/oauth-protected-resource/mcp')
     expect(res.status, show(res)).toBe(200)
-    expect(res.body).toMatchObject({ resource: ISSUER, authorization_servers: [ISSUER] })
+    expect(res.body).toMatchObject({ resource: `${ISSUER}/mcp`, authorization_servers: [ISSUER] })
   })
 
   test.each([

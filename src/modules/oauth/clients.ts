@@ -41,9 +41,12 @@ export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now
 
 /**
  * OAuth 2.1's redirect URI comparison: exact string match, except that the port of an http loopback
- * URI may differ (RFC 8252 7.3: a native app listens on a port it picks at run time).
+ * URI may differ (RFC 8252 7.3: a native app listens on a port it picks at run time). A fragment is
+ * never part of a redirect URI: one given here (`%23` in the query decodes to `#`) matches nothing,
+ * whatever the URI before it, and neither does a loopback URI with credentials.
  */
 export function redirectUriMatches(registered: readonly string[], given: string): boolean {
+  if (given.includes('#')) return false
   if (registered.includes(given)) return true
   let url: URL
   try {
@@ -51,6 +54,7 @@ export function redirectUriMatches(registered: readonly string[], given: string)
   } catch {
     return false
   }
+  if (url.username !== '' || url.password !== '') return false
   if (url.protocol !== 'http:' || !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) return false
   const portless = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`
   return registered.some((r) => {

@@ -12,9 +12,9 @@ export const OAuthErrorResponse = t.Object(
 
 export const ClientRegistrationRequest = t.Object(
   {
-    redirect_uris: t.Array(t.String({ maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https; http on a loopback host; or a reverse-DNS private-use scheme' }),
+    redirect_uris: t.Array(t.String({ maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https; http on a loopback host (any port); or a private-use scheme (cursor://…, com.example.app:/…); never a fragment' }),
     client_name: t.Optional(t.String({ maxLength: 200 })),
-    grant_types: t.Optional(t.Array(t.String({ enum: ['authorization_code', 'refresh_token'] }))),
+    grant_types: t.Optional(t.Array(t.String(), { description: 'Must include authorization_code; grants other than authorization_code and refresh_token are dropped (the answer lists what was registered)' })),
     response_types: t.Optional(t.Array(t.String({ enum: ['code'] }))),
     token_endpoint_auth_method: t.Optional(t.String({ description: 'Any value is accepted and registered as "none" (public clients only)' })),
     scope: t.Optional(t.String({ description: 'Space-separated scopes the client may ask for' })),

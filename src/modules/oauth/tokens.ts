@@ -16,6 +16,7 @@ import { hashSecret, tokenKind } from '../../lib/secrets'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
 import { announceRevocation, issueTokens, type TokenResponse } from '../agents/tokens'
+import { narrowResource, resolveResource } from '../agents/audience'
 import { loadClient } from './clients'
 
 type Tx = Pick<Db, 'insert' | 'update' | 'select'>
@@ -79,7 +80,8 @@ async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | '
     if (row.expiresAt.getTime() <= now) throw grantFailed('The code expired (codes live 60 seconds); authorize again.')
     if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw grantFailed('redirect_uri differs from the one of the authorization request.')
     if (!pkceHolds(verifier, row.codeChallenge)) throw grantFailed('code_verifier does not match the code_challenge.')
-    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for.`)
+    const audience = narrowResource(services.config, row.resource, resource)
+    if (audience === null) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for${row.resource === services.config.publicApiUrl ? `, or ${row.resource}/mcp` : ''}.`)
     await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
@@ -91,7 +93,7 @@ async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | '
         agentId: row.agentId,
         clientId,
         scopes,
-        resource: row.resource,
+        resource: audience,
         familyId: row.familyId,
         refresh: client.refreshable || scopes.includes('offline_access'),
       },
@@ -126,7 +128,8 @@ async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>,
       return null
     }
     if (row.expiresAt.getTime() <= now) throw grantFailed('The refresh token expired; authorize again.')
-    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
+    // A refresh keeps the audience its grant was issued for: never wider, and asked for again as it was.
+    if (resource !== undefined && resolveResource(services.config, resource) !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const granted = row.scopes.filter((s) => agent.scopes.includes(s))
