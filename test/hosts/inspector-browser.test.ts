@@ -85,7 +85,8 @@ beforeAll(async () => {
   const page = `<!doctype html><meta charset="utf-8"><title>Inspector</title><script>${script(stack.origin)}</script><p>inspector</p>`
   inspector = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } }) })
   browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
-})
+  // The first file of a run opens the embedded engines (PGlite, chDB): slow on a loaded machine.
+}, 120_000)
 
 afterAll(async () => {
   await browser?.close()

@@ -16,7 +16,8 @@ beforeAll(async () => {
   stack = await startMcpStack({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' })
   human = await newHuman(stack)
   documents = startDocumentHost()
-})
+  // The first file of a run opens the embedded engines (PGlite, chDB): slow on a loaded machine.
+}, 120_000)
 
 afterAll(async () => {
   await documents?.stop()

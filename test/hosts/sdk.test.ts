@@ -17,7 +17,8 @@ let human: TestAccount
 beforeAll(async () => {
   stack = await startMcpStack()
   human = await newHuman(stack)
-})
+  // The first file of a run opens the embedded engines (PGlite, chDB): slow on a loaded machine.
+}, 120_000)
 
 afterAll(async () => {
   await stack?.stop()

@@ -15,7 +15,8 @@ beforeAll(async () => {
   stack = await startMcpStack()
   human = await newHuman(stack)
   token = (await agentToken(stack.app, human, ['links:read', 'links:write'])).token
-})
+  // The first file of a run opens the embedded engines (PGlite, chDB): slow on a loaded machine.
+}, 120_000)
 
 afterAll(async () => {
   await stack?.stop()
