@@ -3,6 +3,7 @@
 import { eq } from 'drizzle-orm'
 import { oauthClients } from '../../db/schema'
 import type { Services } from '../../services'
+import { isUnused } from './unused-clients'
 import { fetchClientMetadataDocument, isMetadataDocumentUrl, type ClientAuth } from './cimd'
 
 /** What authorization, consent and the token endpoint need to know of a client. */
@@ -21,7 +22,7 @@ export interface OAuthClient {
 const CLIENT_ID = /^cli_[A-Za-z0-9_-]{22}$/
 
 /**
- * The client, or null when no client has that id. An https client_id is a metadata document's URL:
+ * The client, or null when no client has that id (or its registration went unused for 24 h). An https client_id is a metadata document's URL:
  * fetched (SSRF-guarded, cached) and checked; a document that cannot be used throws invalid_client.
  */
 export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now'>, clientId: string): Promise<OAuthClient | null> {
@@ -31,7 +32,8 @@ export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now
   }
   if (!CLIENT_ID.test(clientId)) return null
   const [row] = await services.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).limit(1)
-  if (!row) return null
+  // An unused client is gone even before the sweep deletes it (unused-clients.ts).
+  if (!row || isUnused(row, services.now())) return null
   return {
     client_id: row.id,
     client_name: row.clientName,

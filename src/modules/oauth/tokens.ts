@@ -19,6 +19,7 @@ import { announceRevocation, issueTokens, type TokenResponse } from '../agents/t
 import { narrowResource, resolveResource } from '../agents/audience'
 import { assertedClientId, authenticateClient } from './client-auth'
 import { loadClient, type OAuthClient } from './clients'
+import { markClientUsed } from './unused-clients'
 
 type Tx = Pick<Db, 'insert' | 'update' | 'select'>
 type Form = Record<string, string | string[] | undefined>
@@ -96,6 +97,7 @@ async function exchangeCode(services: TokenServices, form: Form, client: OAuthCl
     const audience = narrowResource(services.config, row.resource, resource)
     if (audience === null) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for${row.resource === services.config.publicApiUrl ? `, or ${row.resource}/mcp` : ''}.`)
     await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
+    await markClientUsed(tx, clientId, new Date(now))
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const scopes = row.scopes.filter((s) => agent.scopes.includes(s))
