@@ -49,7 +49,7 @@ describe('discovery', () => {
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none'],
+      token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
     })

@@ -5,6 +5,7 @@
 import type { Config } from '../../core/config'
 import { resourcesOf, type Endpoint } from '../agents/audience'
 import { SCOPES } from '../agents/scopes'
+import { ASSERTION_ALGORITHMS } from './cimd'
 
 type Urls = Pick<Config, 'publicApiUrl'>
 
@@ -27,8 +28,11 @@ export function authorizationServerMetadata(config: Urls) {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['none'],
-    revocation_endpoint_auth_methods_supported: ['none'],
+    // private_key_jwt: for clients whose metadata document declares it (client-auth.ts).
+    token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
     scopes_supported: Object.keys(SCOPES),
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
