@@ -11,7 +11,7 @@ import { approvalsModule, executeThrough, previewThrough } from './modules/appro
 import { approvalPageModule } from './modules/approvals/page'
 import { APPROVAL_PAGE_PATH } from './modules/approvals/service'
 import { holdCall } from './modules/approvals/service'
-import { mcpModule } from './mcp'
+import { MCP_PATH, mcpModule } from './mcp'
 import { OAUTH_FORM_PATHS, oauthModule } from './modules/oauth'
 import { AUTHORIZE_PATH, CONSENT_PAGE_PATH } from './modules/oauth/authorize'
 import { consentPageModule } from './modules/oauth/consent-page'
@@ -19,7 +19,7 @@ import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
 import { sessionPrincipal } from './modules/signin/service'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
 import { SCOPES } from './modules/agents/scopes'
-import { accessTokens } from './modules/agents/verdicts'
+import { accessTokens, type AccessTokens } from './modules/agents/verdicts'
 import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
@@ -46,8 +46,7 @@ const ACCESS_TOKEN_PREFIX = TOKEN_PREFIXES.access
  * One authenticator per token prefix; the auth plugin itself knows none. `hold` keeps an Agent's call
  * for approval (default: without previewing it first).
  */
-export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) => holdCall(services, call)): Auth {
-  const agentTokens = accessTokens(services)
+export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) => holdCall(services, call), agentTokens: AccessTokens = accessTokens(services)): Auth {
   return createAuth(
     [
       { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
@@ -60,6 +59,12 @@ export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) =
       hold,
     },
   )
+}
+
+/** /mcp's authenticator: at_ tokens whose audience is the issuer or <issuer>/mcp (modules/agents/audience.ts). */
+function mcpAuth(services: Services, agentTokens: AccessTokens): Auth {
+  const mcpTokens = { prefix: ACCESS_TOKEN_PREFIX, kind: 'account' as const, authenticate: (token: string) => agentTokens.principal(token, 'mcp') }
+  return createAuth([mcpTokens], { resourceMetadataUrl: protectedResourceMetadataUrl(services.config) })
 }
 
 /**
@@ -95,7 +100,8 @@ function auditAgentCalls(services: Services, auth: Auth) {
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
-  const auth = apiAuth(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))))
+  const agentTokens = accessTokens(services)
+  const auth = apiAuth(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))), agentTokens)
   const app: Elysia = new Elysia({ name: 'api' })
   // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
   const execute = executeThrough(services, (request) => app.handle(request))
@@ -104,7 +110,7 @@ export function createApi(deps: ApiDeps) {
     .use(auditAgentCalls(services, auth))
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
-    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`] }))
+    .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`], arrayPaths: [MCP_PATH] }))
     // Repeated parameters and dry_run, decided once per request from the routes' own declarations.
     .use(queryPlugin({ routes: () => app.routes, ownRules: [PIXEL_PATH, AUTHORIZE_PATH] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
@@ -122,7 +128,7 @@ export function createApi(deps: ApiDeps) {
     .use(approvalPageModule(services, execute))
     .use(signinModule(services))
     .use(consentPageModule(services))
-    .use(mcpModule(services, auth, { dispatch: (request) => app.handle(request) }))
+    .use(mcpModule(services, mcpAuth(services, agentTokens), { dispatch: (request) => app.handle(request) }))
     .use(internalModule(services))
 }
 

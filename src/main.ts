@@ -9,6 +9,7 @@ import { createRedirector } from '../redirect/server'
 import { createApi } from './app'
 import { configOrExit, openRuntime } from './boot'
 import { stopOnSignal } from './core/shutdown'
+import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
@@ -68,12 +69,14 @@ const listening = Bun.serve({
 })
 
 server = listening
+const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
   API:         http://localhost:${listening.port}/api/v1
   Swagger:     http://localhost:${listening.port}/swagger
   Short links: ${config.shortBaseUrl}/<alias>`)
 
 stopOnSignal('link service', async () => {
+  stopSweep()
   listening.stop()
   await redirector.stop()
   await runtime.close()

@@ -97,6 +97,11 @@ export interface Config {
    * client_id make the server call services on its own machine.
    */
   cimdAllowHttpLoopback: boolean
+  /**
+   * MCP_ALLOWED_ORIGINS: the web origins whose pages may call /mcp (besides the API's own). Unset: any
+   * origin, since an Origin is no credential there (every call needs an at_ token, no cookie is read).
+   */
+  mcpAllowedOrigins: string[] | undefined
   /** Human sign-in with GitHub or Google (src/modules/signin): present only when its client id and secret are set. */
   identityProviders: { github?: IdentityProviderConfig; google?: IdentityProviderConfig }
 }
@@ -243,6 +248,28 @@ function clientIpRule(env: Env): ClientIpRule {
   // More proxies than this in front of one service is a configuration mistake, not a topology.
   if (hops > 16) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be at most 16, got ${hops}`)
   return hops === 0 ? SOCKET_ADDRESS : { from: 'forwarded-for', hops }
+}
+
+/**
+ * MCP_ALLOWED_ORIGINS, "https://app.example,http://localhost:6274": web origins exactly as a browser
+ * sends them in Origin (scheme, host, port when not the default; no path), compared as given.
+ */
+function origins(env: Env, name: string): string[] | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return undefined
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      // reported below
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin.toLowerCase()) {
+      throw new ConfigError(name, `must be comma-separated web origins such as https://app.example or http://localhost:6274 (scheme, host, optional port; no path or trailing slash), got "${origin}"`)
+    }
+    return parsed.origin
+  })
 }
 
 /** From header: an address (optionally "Name <address>"), never a line break (header injection). */
@@ -414,6 +441,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     mail: mailConfig(env, dataDir, publicApiUrl),
     stripe: stripeConfig(env),
     cimdAllowHttpLoopback,
+    mcpAllowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
     identityProviders: { github: identityProvider(env, 'GITHUB'), google: identityProvider(env, 'GOOGLE') },
   }
 }

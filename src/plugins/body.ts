@@ -79,8 +79,11 @@ export function nestingDepth(value: unknown): number {
   return deepest
 }
 
-/** Parses a JSON object body; an empty body (or `null`) is `null`, which the route's schema refuses. */
-export async function parseJsonBody(request: Request, contentType: string): Promise<unknown> {
+/**
+ * Parses a JSON object body (or array, where `arrays`: a JSON-RPC batch); an empty body (or `null`) is
+ * `null`, which the route's schema refuses.
+ */
+export async function parseJsonBody(request: Request, contentType: string, arrays = false): Promise<unknown> {
   const bytes = await readBodyCapped(request, MAX_BODY_BYTES)
   if (bytes.byteLength === 0) return null
   if (contentType !== '' && !isJsonContentType(contentType)) {
@@ -104,7 +107,7 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
   }
   // Every request body of this API is an object. Said here because Elysia's schema step would turn an
   // array or a string into {} and report a missing field instead.
-  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+  if (value !== null && (typeof value !== 'object' || (Array.isArray(value) && !arrays))) {
     throw new ApiError('VALIDATION_FAILED', `body: must be a JSON object, not ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`)
   }
   refuseControlCharacters(value, 'body')
@@ -146,9 +149,12 @@ export interface BodyOptions {
   lenientQueryRoutes?: readonly string[]
   /** Paths whose POST takes a form (RFC 6749 token/revoke requests, the HTML pages' forms); `/x/*` is every path under /x/. */
   formPaths?: readonly string[]
+  /** Paths whose JSON body may also be an array (/mcp: a JSON-RPC batch). */
+  arrayPaths?: readonly string[]
 }
 
-export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOptions = {}) {
+export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [], arrayPaths = [] }: BodyOptions = {}) {
+  const arrays = new Set(arrayPaths)
   const lenient = new Set(lenientQueryRoutes)
   const forms = new Set(formPaths.filter((p) => !p.endsWith('/*')))
   const formPrefixes = formPaths.filter((p) => p.endsWith('/*')).map((p) => p.slice(0, -1))
@@ -159,7 +165,7 @@ export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOpti
     return end === -1 ? url.slice(start) : url.slice(start, end)
   }
   return (
-    new Elysia({ name: 'plugins.body', seed: [...lenient, '|', ...forms] })
+    new Elysia({ name: 'plugins.body', seed: [...lenient, '|', ...forms, '|', ...arrays] })
       // Refuse an announced oversize body before reading a byte of it (onRequest hooks are always global).
       .onRequest(({ request }) => {
         const length = request.headers.get('content-length')
@@ -167,9 +173,10 @@ export function bodyPlugin({ lenientQueryRoutes = [], formPaths = [] }: BodyOpti
           throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE_HINT)
         }
       })
-      .onParse({ as: 'global' }, ({ request, contentType }) =>
-        formPaths.length > 0 && isForm(pathOf(request.url)) ? parseFormBody(request, contentType ?? '') : parseJsonBody(request, contentType ?? ''),
-      )
+      .onParse({ as: 'global' }, ({ request, contentType }) => {
+        const path = pathOf(request.url)
+        return formPaths.length > 0 && isForm(path) ? parseFormBody(request, contentType ?? '') : parseJsonBody(request, contentType ?? '', arrays.has(path))
+      })
       // Query strings and path segments too (decoded: %00 is a NUL), before any schema sees them.
       .onTransform({ as: 'global' }, ({ query, params, route }) => {
         if (lenient.has(route)) return

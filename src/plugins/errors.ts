@@ -28,7 +28,7 @@ export const ERROR_STATUS = {
   HUMAN_ONLY: 403,
   /** A state-changing call made with the session cookie lacks its X-CSRF-Token. */
   CSRF_TOKEN_INVALID: 403,
-  /** /mcp called with an Origin header other than the API's own (a web page's request: DNS rebinding, CSRF). */
+  /** /mcp called from a web origin the operator did not list in MCP_ALLOWED_ORIGINS. */
   ORIGIN_NOT_ALLOWED: 403,
   /** No such route. */
   NOT_FOUND: 404,
@@ -142,7 +142,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   INSUFFICIENT_SCOPE: 'This token lacks the scope this endpoint needs; WWW-Authenticate names it. Ask the human for it (authorize again with that scope).',
   HUMAN_ONLY: 'This endpoint is for the human owner of the account (API key or signed-in session); an Agent token cannot call it.',
   CSRF_TOKEN_INVALID: 'Send the session\'s CSRF token in the X-CSRF-Token header with every state-changing call made with the session cookie.',
-  ORIGIN_NOT_ALLOWED: 'Requests from this web origin are not accepted; an MCP client sends no Origin header or the API\'s own.',
+  ORIGIN_NOT_ALLOWED: 'Requests from this web origin are not accepted here (the operator lists the allowed ones in MCP_ALLOWED_ORIGINS); call from a listed origin, or from a program that sends no Origin.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   METHOD_NOT_ALLOWED: 'This path does not serve that method; the Allow header lists the ones it does.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',

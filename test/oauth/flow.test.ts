@@ -49,22 +49,21 @@ describe('discovery', () => {
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none'],
+      token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
     })
     expect([...(flow.as.scopes_supported ?? [])].sort()).toEqual([...ALL_SCOPES].sort())
   })
 
-  test('RFC 9728 protected resource metadata, at the root and at /mcp: the issuer is the one resource', async () => {
+  test('RFC 9728 protected resource metadata, at the root (the issuer) and at /mcp (<issuer>/mcp)', async () => {
     const prm = await oauth.processResourceDiscoveryResponse(new URL(ISSUER), await oauth.resourceDiscoveryRequest(new URL(ISSUER), flow.options))
-    // The /mcp document is the same one (resource = the issuer, DESIGN); oauth4webapi's check would want
-    // resource = <issuer>/mcp, so it is read as plain JSON.
-    const mcp = await read(await flow.fetch(`${ISSUER}/.well-known/oauth-protected-resource/mcp`))
-    expect(mcp.status, shown(mcp)).toBe(200)
-    for (const doc of [prm, mcp.body]) {
-      expect(doc, JSON.stringify(doc)).toMatchObject({ resource: ISSUER, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
-      expect([...doc.scopes_supported].sort(), JSON.stringify(doc)).toEqual([...ALL_SCOPES].sort())
+    // The /mcp document names <issuer>/mcp (RFC 9728 3.3), which oauth4webapi checks (resources.test.ts).
+    const mcpUrl = new URL(`${ISSUER}/mcp`)
+    const mcp = await oauth.processResourceDiscoveryResponse(mcpUrl, await oauth.resourceDiscoveryRequest(mcpUrl, flow.options))
+    for (const [doc, resource] of [[prm, ISSUER], [mcp, mcpUrl.href]] as const) {
+      expect(doc, JSON.stringify(doc)).toMatchObject({ resource, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
+      expect([...(doc.scopes_supported ?? [])].sort(), JSON.stringify(doc)).toEqual([...ALL_SCOPES].sort())
     }
   })
 

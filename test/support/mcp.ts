@@ -34,10 +34,11 @@ export interface McpStack {
 
 const API_PREFIXES = ['/api/', '/oauth/', '/.well-known/', '/internal/', '/swagger', '/mcp/']
 
-export async function startMcpStack(): Promise<McpStack> {
+/** `env`: more settings (CIMD_ALLOW_HTTP_LOOPBACK for a host whose client metadata document is served on loopback). */
+export async function startMcpStack(env: Record<string, string> = {}): Promise<McpStack> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const config = testConfig({ PUBLIC_API_URL: origin, SHORT_DOMAIN: `127.0.0.1:${port}`, SHORT_BASE_URL: origin })
+  const config = testConfig({ PUBLIC_API_URL: origin, SHORT_DOMAIN: `127.0.0.1:${port}`, SHORT_BASE_URL: origin, ...env })
   let server: ReturnType<typeof Bun.serve> | undefined
   const { app, deps, adapters } = await testApi({ config, requestIP: (request) => server?.requestIP(request)?.address ?? null })
   const api = internalApi((request) => app.handle(request), { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })

@@ -19,7 +19,12 @@ export const oauthClients = pgTable('oauth_clients', {
   softwareId: text('software_id'),
   softwareVersion: text('software_version'),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-})
+  /**
+   * When it first obtained a token. A client still without one 24 h after registering is unused: it is
+   * refused, and deleted by the sweep (modules/oauth/unused-clients.ts).
+   */
+  firstTokenAt: timestamp('first_token_at', { withTimezone: true, mode: 'date' }),
+}, (t) => [index('oauth_clients_unused_idx').on(t.createdAt).where(sql`${t.firstTokenAt} is null`)])
 
 export const AGENT_STATUSES = ['active', 'killed'] as const
 export type AgentStatus = (typeof AGENT_STATUSES)[number]

@@ -13,6 +13,7 @@ import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from '../account/plans'
+import { audienceAllows, type Endpoint } from './audience'
 import { onLocalRevocation, REVOCATION_CHANNEL } from './tokens'
 
 /** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
@@ -43,8 +44,11 @@ interface Refusal {
 }
 
 export interface AccessTokens {
-  /** The principal of an at_ token, or 401 UNAUTHORIZED (unknown, expired, revoked, killed, another resource). */
-  principal(token: string): Promise<Principal>
+  /**
+   * The principal of an at_ token presented at `endpoint` (default the REST API), or 401 UNAUTHORIZED
+   * (unknown, expired, revoked, killed, an audience that endpoint does not accept).
+   */
+  principal(token: string, endpoint?: Endpoint): Promise<Principal>
   /** Resolves once this process listens for revocations (tests await it before measuring). */
   ready: Promise<void>
 }
@@ -124,7 +128,7 @@ export function accessTokens(services: Services): AccessTokens {
 
   return {
     ready,
-    async principal(token) {
+    async principal(token, endpoint = 'api') {
       const now = services.now()
       const verdict = await lookup(hashSecret(token), now)
       const revoked = 'Unknown or revoked access token (or its Agent was stopped); obtain a new one.'
@@ -132,7 +136,7 @@ export function accessTokens(services: Services): AccessTokens {
       if ('refused' in verdict) throw new ApiError('UNAUTHORIZED', revoked, { agent: { accountId: verdict.accountId, agentId: verdict.agentId } })
       const agent = { accountId: verdict.accountId, agentId: verdict.agentId }
       if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.', { agent })
-      if (verdict.resource !== services.config.publicApiUrl) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`, { agent })
+      if (!audienceAllows(services.config, verdict.resource, endpoint)) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`, { agent })
       // An Agent's calls count against the plan's per-minute limit of its own window, like a key's.
       const perMinute = PLAN_LIMITS[verdict.plan].requestsPerMinute
       const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now).catch((error: unknown) => {

@@ -8,6 +8,7 @@ import { newId } from '../../lib/ids'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
 import { loadClient, redirectUriMatches, type OAuthClient } from './clients'
+import { resolveResource } from '../agents/audience'
 import { isScope } from '../agents/scopes'
 
 export const CONSENT_TTL_MS = 10 * 60 * 1000
@@ -25,7 +26,7 @@ export type AuthorizeOutcome =
   /** To the consent page, or back to the client with an error. */
   | { kind: 'redirect'; location: string }
 
-/** The protected resource (RFC 8707 audience) tokens of this server are for: the issuer itself. */
+/** The issuer (RFC 9207 `iss`). */
 export function issuerOf(services: Pick<Services, 'config'>): string {
   return services.config.publicApiUrl
 }
@@ -87,6 +88,8 @@ export async function authorize(services: Pick<Services, 'db' | 'config' | 'now'
   if (redirectUri === undefined) {
     if (client.redirect_uris.length !== 1) return page('redirect_uri is missing, and the client registered more than one.')
     redirectUri = client.redirect_uris[0]!
+  } else if (redirectUri.includes('#')) {
+    return page('redirect_uri must not have a fragment.')
   } else if (!redirectUriMatches(client.redirect_uris, redirectUri)) {
     return page('redirect_uri is not one this client registered (compared exactly).')
   }
@@ -104,8 +107,8 @@ export async function authorize(services: Pick<Services, 'db' | 'config' | 'now'
   if (q.code_challenge === undefined) return back('invalid_request', 'code_challenge is required (PKCE with S256).')
   if (q.code_challenge_method !== 'S256') return back('invalid_request', 'code_challenge_method must be S256 (plain is not accepted).')
   if (!CODE_CHALLENGE.test(q.code_challenge)) return back('invalid_request', 'code_challenge must be 43-128 base64url characters.')
-  const resource = q.resource ?? iss
-  if (resource !== iss) return back('invalid_target', `resource must be ${iss} (the one protected resource of this server).`)
+  const resource = resolveResource(services.config, q.resource)
+  if (resource === null) return back('invalid_target', `resource must be ${iss} (the REST API and /mcp) or ${iss}/mcp (/mcp only).`)
   const scopes = requestedScopes(client, q.scope)
   if ('error' in scopes) return back('invalid_scope', scopes.error)
 

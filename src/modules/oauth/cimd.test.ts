@@ -93,9 +93,27 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
       scope: 'links:read offline_access',
       client_uri: 'https://agent.example/',
       refreshable: true,
+      auth: { method: 'none' },
     })
     const minimal = serveDocument('/minimal.json', { client_name: undefined, token_endpoint_auth_method: undefined })
-    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({ client_id: minimal, client_name: null, redirect_uris: ['http://127.0.0.1:7777/callback'], scope: null, client_uri: null, refreshable: false })
+    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({ client_id: minimal, client_name: null, redirect_uris: ['http://127.0.0.1:7777/callback'], scope: null, client_uri: null, refreshable: false, auth: { method: 'none' } })
+  })
+
+  test('ChatGPT\'s shape (private_key_jwt, RS256, jwks_uri) and an inline jwks are accepted, with their keys\' source', async () => {
+    const chatgpt = serveDocument('/chatgpt.json', {
+      client_uri: 'https://chatgpt.com/',
+      redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_signing_alg: 'RS256',
+      jwks_uri: 'https://chatgpt.com/oauth/jwks.json',
+    })
+    expect((await fetchClientMetadataDocument(withLoopback, chatgpt, fresh())).auth).toEqual({ method: 'private_key_jwt', jwks: null, jwks_uri: 'https://chatgpt.com/oauth/jwks.json' })
+    const keys = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }] }
+    const inline = serveDocument('/inline.json', { token_endpoint_auth_method: 'private_key_jwt', jwks: keys })
+    expect((await fetchClientMetadataDocument(withLoopback, inline, fresh())).auth).toEqual({ method: 'private_key_jwt', jwks: keys, jwks_uri: null })
   })
 
   test('a document must name the URL it is served from, exactly', async () => {
@@ -119,7 +137,12 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
 
   test.each<[string, Record<string, unknown>, RegExp]>([
     ['a shared-secret auth method', { token_endpoint_auth_method: 'client_secret_basic' }, /token_endpoint_auth_method must be none/],
-    ['private_key_jwt (not supported here)', { token_endpoint_auth_method: 'private_key_jwt' }, /token_endpoint_auth_method must be none/],
+    ['client_secret_jwt', { token_endpoint_auth_method: 'client_secret_jwt' }, /token_endpoint_auth_method must be none or private_key_jwt/],
+    ['private_key_jwt without keys', { token_endpoint_auth_method: 'private_key_jwt' }, /needs its public keys/],
+    ['private_key_jwt with jwks and jwks_uri both', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kty: 'EC' }] }, jwks_uri: 'https://agent.example/jwks.json' }, /one of them/],
+    ['private_key_jwt with an http jwks_uri', { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://agent.example/jwks.json' }, /jwks_uri must be an https URL/],
+    ['private_key_jwt with a jwks that is not a key set', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [] } }, /jwks must be a JWK Set/],
+    ['private_key_jwt signed with HS256', { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'HS256', jwks_uri: 'https://agent.example/jwks.json' }, /token_endpoint_auth_signing_alg must be one of/],
     ['a client_secret', { client_secret: 's3cret' }, /client_secret/],
     ['a client_secret_expires_at', { client_secret_expires_at: 0 }, /client_secret/],
     ['no redirect_uris', { redirect_uris: undefined }, /redirect_uris must list 1-10/],

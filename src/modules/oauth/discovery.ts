@@ -1,8 +1,11 @@
 // Discovery (RFC 8414 authorization server metadata, RFC 9728 protected resource metadata). One issuer
-// (PUBLIC_API_URL, no trailing slash) is also the one protected resource; /mcp is described by the same
-// resource document, at its path-inserted URL, because an MCP client asks there first.
+// (PUBLIC_API_URL, no trailing slash) is also the protected resource of the REST API; /mcp has its own
+// document at the path-inserted URL, naming `<issuer>/mcp` (RFC 9728 3.3: the document fetched for a
+// resource must name it, and VS Code, Gemini CLI and the C# SDK drop it otherwise).
 import type { Config } from '../../core/config'
+import { resourcesOf, type Endpoint } from '../agents/audience'
 import { SCOPES } from '../agents/scopes'
+import { ASSERTION_ALGORITHMS } from './cimd'
 
 type Urls = Pick<Config, 'publicApiUrl'>
 
@@ -25,8 +28,11 @@ export function authorizationServerMetadata(config: Urls) {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['none'],
-    revocation_endpoint_auth_methods_supported: ['none'],
+    // private_key_jwt: for clients whose metadata document declares it (client-auth.ts).
+    token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
     scopes_supported: Object.keys(SCOPES),
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
@@ -34,14 +40,15 @@ export function authorizationServerMetadata(config: Urls) {
   }
 }
 
-export function protectedResourceMetadata(config: Urls) {
+/** The document of the REST API (the issuer), or of /mcp (`<issuer>/mcp`). */
+export function protectedResourceMetadata(config: Urls, endpoint: Endpoint = 'api') {
   const issuer = config.publicApiUrl
   return {
-    resource: issuer,
+    resource: resourcesOf(config)[endpoint],
     authorization_servers: [issuer],
     scopes_supported: Object.keys(SCOPES),
     bearer_methods_supported: ['header'],
-    resource_name: 'Link service API',
+    resource_name: endpoint === 'mcp' ? 'Link service MCP endpoint' : 'Link service API',
     resource_documentation: `${issuer}/swagger`,
   }
 }

@@ -9,14 +9,18 @@ import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { authorize } from './authorize'
 import { consentView, decideConsent } from './consent'
+import { oauthCors } from './cors'
 import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
 import { oauthFlowModels, oauthModels } from './model'
 import { registerClient } from './register'
 import { SCOPES } from '../agents/scopes'
 import { revokeRequest, tokenRequest } from './tokens'
 
-/** Registrations per client IP: a host registers once per install; a loop of them is abuse. */
-export const REGISTER_RATE = { limit: 20, windowMs: 3_600_000 } as const
+/**
+ * Registrations per client IP. A native host registers once per install, but hosted hosts (claude.ai,
+ * ChatGPT) register each of their users from a few addresses; unused clients are deleted after 24 h.
+ */
+export const REGISTER_RATE = { limit: 600, windowMs: 3_600_000 } as const
 /** Token and revocation requests per client IP: ample for clients, a wall for guessing codes. */
 export const TOKEN_RATE = { limit: 300, windowMs: 60_000 } as const
 
@@ -27,7 +31,7 @@ export const AUTHORIZE_RATE = { limit: 60, windowMs: 60_000 } as const
 export const OAUTH_FORM_PATHS = ['/oauth/token', '/oauth/revoke'] as const
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
-const DISCOVERY_HEADERS = { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }
+const DISCOVERY_HEADERS = { 'cache-control': 'public, max-age=300' }
 
 /** The page for an authorization request we may not redirect for (unknown client, wrong redirect_uri). */
 function authorizeErrorPage(error: string, description: string): Response {
@@ -51,6 +55,7 @@ export function oauthModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.oauth' })
     .use(errors)
     .use(auth.plugin)
+    .use(oauthCors())
     .model(oauthModels)
     .model(oauthFlowModels)
     .get(
@@ -76,7 +81,7 @@ export function oauthModule(services: Services, auth: Auth) {
           operationId: 'getProtectedResourceMetadata',
           tags: ['oauth'],
           summary: 'Protected resource metadata (RFC 9728)',
-          description: 'Named by every 401 in WWW-Authenticate (resource_metadata). The API is one protected resource: its identifier is the issuer, and tokens are bound to it.',
+          description: 'Named by every 401 of the REST API in WWW-Authenticate (resource_metadata). The REST API\'s resource identifier is the issuer: a token for it works on the REST API and at /mcp.',
           security: [],
           'x-oauth': true,
         } as Record<string, unknown>,
@@ -86,7 +91,7 @@ export function oauthModule(services: Services, auth: Auth) {
       `${PROTECTED_RESOURCE_PATH}/mcp`,
       ({ set }) => {
         Object.assign(set.headers, DISCOVERY_HEADERS)
-        return protectedResourceMetadata(services.config)
+        return protectedResourceMetadata(services.config, 'mcp')
       },
       {
         response: { 200: 'ProtectedResourceMetadata' },
@@ -94,7 +99,7 @@ export function oauthModule(services: Services, auth: Auth) {
           operationId: 'getMcpProtectedResourceMetadata',
           tags: ['oauth'],
           summary: 'Protected resource metadata for /mcp (RFC 9728 path-inserted)',
-          description: 'The same document: /mcp is part of the one protected resource (the issuer), so an MCP client asks for resource=<issuer>.',
+          description: 'resource is <issuer>/mcp (RFC 9728 3.3), which MCP hosts then ask for: a token for it is accepted at /mcp only. A token for the issuer works at /mcp too.',
           security: [],
           'x-oauth': true,
         } as Record<string, unknown>,
@@ -116,7 +121,7 @@ export function oauthModule(services: Services, auth: Auth) {
           tags: ['oauth'],
           summary: 'Register an OAuth client (RFC 7591)',
           description:
-            `Public clients only: any token_endpoint_auth_method is registered as "none" and the answer says so. redirect_uris: https, http on a loopback host (any port), or a reverse-DNS private-use scheme; no fragments. Errors are RFC 7591 bodies: 400 invalid_redirect_uri or invalid_client_metadata. ${REGISTER_RATE.limit} registrations an hour per client IP (429 with Retry-After). A client may instead use the https URL of its Client ID Metadata Document as client_id, without registering.`,
+            `Public clients only: any token_endpoint_auth_method is registered as "none" and the answer says so. redirect_uris: https, http on a loopback host (any port), or a private-use scheme (cursor://…, com.example.app:/…; not javascript:, data:, file:, vbscript:, blob:, about:); never a fragment; one refused URI refuses the registration. grant_types this server lacks (jwt-bearer, device_code, client_credentials) are dropped and the answer lists what was registered; without authorization_code the registration is refused. Errors are RFC 7591 bodies: 400 invalid_redirect_uri or invalid_client_metadata. ${REGISTER_RATE.limit} registrations an hour per client IP (429 with Retry-After). A client may instead use the https URL of its Client ID Metadata Document as client_id, without registering.`,
           security: [],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ClientRegistrationRequest' } } } },
           'x-oauth': true,
@@ -137,7 +142,7 @@ export function oauthModule(services: Services, auth: Auth) {
           tags: ['oauth'],
           summary: 'Start an authorization (OAuth 2.1, PKCE S256)',
           description:
-            'Opened in the human\'s browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer; a repeated parameter is invalid_request. ' +
+            'Opened in the human\'s browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer or <issuer>/mcp (compared after RFC 3986 normalisation: http://host/ is http://host); a repeated parameter is invalid_request. ' +
             `${AUTHORIZE_RATE.limit} requests a minute per client IP (429). Scopes: ` +
             scopeList +
             '.',

@@ -12,9 +12,9 @@ export const OAuthErrorResponse = t.Object(
 
 export const ClientRegistrationRequest = t.Object(
   {
-    redirect_uris: t.Array(t.String({ maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https; http on a loopback host; or a reverse-DNS private-use scheme' }),
+    redirect_uris: t.Array(t.String({ maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https; http on a loopback host (any port); or a private-use scheme (cursor://…, com.example.app:/…); never a fragment' }),
     client_name: t.Optional(t.String({ maxLength: 200 })),
-    grant_types: t.Optional(t.Array(t.String({ enum: ['authorization_code', 'refresh_token'] }))),
+    grant_types: t.Optional(t.Array(t.String(), { description: 'Must include authorization_code; grants other than authorization_code and refresh_token are dropped (the answer lists what was registered)' })),
     response_types: t.Optional(t.Array(t.String({ enum: ['code'] }))),
     token_endpoint_auth_method: t.Optional(t.String({ description: 'Any value is accepted and registered as "none" (public clients only)' })),
     scope: t.Optional(t.String({ description: 'Space-separated scopes the client may ask for' })),
@@ -72,7 +72,9 @@ export const TokenRequest = t.Object(
     redirect_uri: t.Optional(t.String({ description: 'authorization_code: the redirect_uri of the authorization request' })),
     refresh_token: t.Optional(t.String({ description: 'refresh_token: the current rt_ token (each is used once)' })),
     scope: t.Optional(t.String({ description: 'refresh_token: a subset of the granted scopes' })),
-    resource: t.Optional(t.String({ description: 'RFC 8707: the protected resource (the issuer); another one is invalid_target' })),
+    resource: t.Optional(t.String({ description: 'RFC 8707: the resource of the code (the issuer or <issuer>/mcp; an issuer code may be narrowed to <issuer>/mcp); another one is invalid_target' })),
+    client_assertion_type: t.Optional(t.String({ enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'], description: 'private_key_jwt clients (their metadata document declares it): RFC 7523' })),
+    client_assertion: t.Optional(t.String({ description: 'private_key_jwt clients: a JWT signed with a key of the document, iss = sub = client_id, aud = the token endpoint or the issuer, exp within 10 minutes, a jti used once' })),
   },
   { examples: [{ grant_type: 'authorization_code', client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA', code: 'n0tAr3alC0de-n0tAr3alC0de-n0tAr3alC0de12', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', redirect_uri: 'http://127.0.0.1:33418/callback', resource: 'https://api.example.com' }] },
 )
@@ -111,7 +113,9 @@ export const AuthorizationServerMetadata = t.Object(
     grant_types_supported: t.Array(t.String()),
     code_challenge_methods_supported: t.Array(t.String()),
     token_endpoint_auth_methods_supported: t.Array(t.String()),
+    token_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
     revocation_endpoint_auth_methods_supported: t.Array(t.String()),
+    revocation_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
     scopes_supported: t.Array(t.String()),
     authorization_response_iss_parameter_supported: t.Boolean(),
     client_id_metadata_document_supported: t.Boolean(),

@@ -8,6 +8,11 @@ import { oauthClients } from '../../db/schema'
 import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../../../test/support/api'
 import { REGISTER_RATE } from './index'
 
+test('the registration limit fits hosted hosts registering their users from a few addresses: at least 600 an hour', () => {
+  expect(REGISTER_RATE.limit).toBeGreaterThanOrEqual(600)
+  expect(REGISTER_RATE.windowMs).toBe(3_600_000)
+})
+
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
 /** testConfig's PUBLIC_API_URL is the issuer. */
@@ -67,7 +72,13 @@ describe('POST /oauth/register', () => {
     ['a fragment', ['https://app.example.com/cb#frag']],
     ['javascript:', ['javascript:alert(1)']],
     ['data:', ['data:text/html,hi']],
-    ['a scheme without a dot', ['myapp:/cb']],
+    ['an about: URI', ['about:blank']],
+    ['a file: URI', ['file:///etc/passwd']],
+    ['a vbscript: URI', ['vbscript:msgbox(1)']],
+    ['a blob: URI', ['blob:https://app.example.com/0b6e']],
+    ['a loopback fragment', ['http://127.0.0.1:8976/callback#https://evil.example']],
+    ['a private-use fragment', ['cursor://anysphere.cursor-mcp/oauth/callback#x']],
+    ['http on a name that merely starts like loopback', ['http://127.0.0.1.evil.example/cb']],
     ['a relative URI', ['/cb']],
     ['none at all', []],
     ['eleven of them', Array.from({ length: 11 }, (_, i) => `https://app.example.com/${i}`)],
@@ -77,13 +88,46 @@ describe('POST /oauth/register', () => {
 
   test.each([
     ['an unknown scope', { scope: 'links:read admin' }],
-    ['the implicit grant', { grant_types: ['implicit'] }],
+    ['only the implicit grant (nothing left once it is dropped)', { grant_types: ['implicit'] }],
+    ['only grants this server lacks', { grant_types: ['urn:ietf:params:oauth:grant-type:jwt-bearer', 'client_credentials'] }],
+    ['grant_types that is not a list', { grant_types: 'authorization_code' }],
     ['no authorization_code grant', { grant_types: ['refresh_token'] }],
     ['a token response type', { response_types: ['token'] }],
     ['an http logo', { logo_uri: 'http://app.example.com/logo.png' }],
     ['an over-long name', { client_name: 'x'.repeat(201) }],
   ])('refuses %s: 400 invalid_client_metadata', async (_, extra) => {
     expect(await refusal({ redirect_uris: ['https://app.example.com/cb'], ...extra })).toEqual({ status: 400, error: 'invalid_client_metadata' })
+  })
+
+  test('the redirect URIs real hosts register pass: Cursor, VS Code, private-use schemes with or without a dot, loopback on any port', async () => {
+    const uris = [
+      'cursor://anysphere.cursor-mcp/oauth/callback', // Cursor
+      'vscode://vscode.github-authentication/did-authenticate', // VS Code's URI handler
+      'http://127.0.0.1:33418', // VS Code's loopback server (no path)
+      'https://vscode.dev/redirect',
+      'http://localhost:6274/oauth/callback', // MCP Inspector
+      'myapp:/cb',
+    ]
+    const client = await oauth.processDynamicClientRegistrationResponse(await register({ redirect_uris: uris }))
+    expect(client.redirect_uris).toEqual(uris)
+  })
+
+  test('one refused URI refuses the whole registration, and nothing is stored', async () => {
+    const before = (await api.deps.db.select({ id: oauthClients.id }).from(oauthClients)).length
+    expect(await refusal({ redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'javascript:alert(1)'] })).toEqual({ status: 400, error: 'invalid_redirect_uri' })
+    expect((await api.deps.db.select({ id: oauthClients.id }).from(oauthClients)).length).toBe(before)
+  })
+
+  test('grant types the server lacks are dropped, not refused: Claude\'s jwt-bearer, VS Code 1.10x\'s device_code (RFC 7591 3.2.1)', async () => {
+    const client = await oauth.processDynamicClientRegistrationResponse(
+      await register({
+        redirect_uris: ['https://claude.ai/api/mcp/auth_callback'],
+        grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'urn:ietf:params:oauth:grant-type:device_code', 'client_credentials'],
+      }),
+    )
+    expect(client.grant_types).toEqual(['authorization_code', 'refresh_token'])
+    const [row] = await api.deps.db.select().from(oauthClients).where(eq(oauthClients.id, client.client_id))
+    expect(row?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
   })
 
   test('bodies that are not metadata get RFC error bodies too, never the API\'s ErrorResponse', async () => {

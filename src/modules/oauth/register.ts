@@ -4,8 +4,14 @@
 // authorization is what binds a code to its client.
 //
 // Redirect URIs (RFC 8252): https anywhere; http only on a loopback host (any port: native apps listen on
-// one they choose); or a private-use scheme in reverse-DNS form ("com.example.app:/callback"). Never a
-// fragment, never a scheme a browser would run (javascript:, data:, …).
+// one they choose); or a private-use scheme. RFC 8252 7.1 recommends reverse-DNS names for those, but
+// real hosts do not all follow it (`cursor://anysphere.cursor-mcp/…`, `vscode://…`), so any scheme
+// passes except those a browser runs or handles itself (javascript:, data:, file:, …). Never a fragment.
+// One refused URI refuses the registration: a client must not find out later which of its URIs work.
+//
+// Grant types (RFC 7591 3.2.1): the server may register less than was asked and says so in its answer.
+// Hosts list grants this server lacks (Claude's jwt-bearer, VS Code's device_code); those are dropped,
+// and only a registration left without authorization_code is refused.
 import { oauthClients } from '../../db/schema'
 import { hostKind } from '../../lib/hosts'
 import { newId } from '../../lib/ids'
@@ -17,9 +23,8 @@ const MAX_REDIRECT_URIS = 10
 const MAX_URI_LENGTH = 2048
 const MAX_TEXT = 200
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token'])
-/** Private-use scheme: reverse DNS, so at least one dot (RFC 8252 7.1), and not one a browser handles itself. */
-const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/
-const BROWSER_SCHEMES = new Set(['javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'ftp', 'ws', 'wss', 'mailto'])
+/** Schemes a browser runs, reads locally or handles itself: never a place to send a code. */
+const BROWSER_SCHEMES = new Set(['javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'filesystem', 'view-source', 'ftp', 'ws', 'wss', 'mailto'])
 
 export interface RegisteredClient {
   client_id: string
@@ -85,18 +90,17 @@ export function checkRedirectUri(raw: unknown): string {
     if (hostKind(url.hostname) !== 'loopback') throw new OAuthError('invalid_redirect_uri', 'http is allowed only on a loopback host (127.0.0.1, [::1], localhost); use https.')
     return raw
   }
-  if (!BROWSER_SCHEMES.has(scheme) && PRIVATE_USE_SCHEME.test(scheme)) return raw
-  throw new OAuthError('invalid_redirect_uri', `the scheme ${scheme.slice(0, 40)}: is not allowed; use https, http on loopback, or a reverse-DNS private-use scheme.`)
+  if (!BROWSER_SCHEMES.has(scheme)) return raw // a private-use scheme (the URL parser has checked its syntax)
+  throw new OAuthError('invalid_redirect_uri', `the scheme ${scheme.slice(0, 40)}: is not allowed; use https, http on loopback, or a private-use scheme such as com.example.app:.`)
 }
 
+/** The grants asked for that this server has; the others are dropped (the answer lists what was kept). */
 function grantTypes(body: Record<string, unknown>): string[] {
   const value = body.grant_types ?? ['authorization_code']
-  if (!Array.isArray(value) || value.length === 0 || !value.every((g) => typeof g === 'string' && GRANT_TYPES.has(g))) {
-    throw metadataError('grant_types may hold authorization_code and refresh_token only.')
-  }
-  const set = new Set(value as string[])
-  if (!set.has('authorization_code')) throw metadataError('grant_types must include authorization_code.')
-  return [...set]
+  if (!Array.isArray(value) || !value.every((g) => typeof g === 'string')) throw metadataError('grant_types must be a list of grant type names.')
+  const kept = [...new Set(value as string[])].filter((g) => GRANT_TYPES.has(g))
+  if (!kept.includes('authorization_code')) throw metadataError('grant_types must include authorization_code (this server supports authorization_code and refresh_token).')
+  return kept
 }
 
 function responseTypes(body: Record<string, unknown>): void {

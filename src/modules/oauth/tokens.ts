@@ -16,7 +16,10 @@ import { hashSecret, tokenKind } from '../../lib/secrets'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
 import { announceRevocation, issueTokens, type TokenResponse } from '../agents/tokens'
-import { loadClient } from './clients'
+import { narrowResource, resolveResource } from '../agents/audience'
+import { assertedClientId, authenticateClient } from './client-auth'
+import { loadClient, type OAuthClient } from './clients'
+import { markClientUsed } from './unused-clients'
 
 type Tx = Pick<Db, 'insert' | 'update' | 'select'>
 type Form = Record<string, string | string[] | undefined>
@@ -34,9 +37,12 @@ function required(form: Form, name: string): string {
   return value
 }
 
-/** The client_id of a public client: in the body, or as the user name of HTTP Basic (some libraries do). */
+/**
+ * The client_id: in the body, or as the user name of HTTP Basic (some libraries do), or the issuer of
+ * the client assertion (RFC 7523 3: client_id may be left out; the assertion is verified as that client's).
+ */
 function clientIdOf(form: Form, authorization: string | null): string {
-  const inBody = param(form, 'client_id')
+  const inBody = param(form, 'client_id') ?? assertedClientId(param(form, 'client_assertion'))
   if (inBody !== undefined) return inBody
   const basic = authorization ? /^Basic +([A-Za-z0-9+/=]+)$/i.exec(authorization)?.[1] : undefined
   if (basic) {
@@ -58,14 +64,23 @@ function pkceHolds(verifier: string, challenge: string): boolean {
 
 const grantFailed = (description: string) => new OAuthError('invalid_grant', description)
 
-async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, clientId: string): Promise<TokenResponse> {
+type TokenServices = Pick<Services, 'db' | 'config' | 'now' | 'kv' | 'limiter'>
+
+/** The client of a token request, authenticated as it declared (client-auth.ts); unknown is invalid_client. */
+async function authenticatedClient(services: TokenServices, form: Form, clientId: string): Promise<OAuthClient> {
+  const client = await loadClient(services, clientId)
+  if (!client) throw new OAuthError('invalid_client', 'Unknown client_id.', 401)
+  await authenticateClient(services, client, { type: param(form, 'client_assertion_type'), assertion: param(form, 'client_assertion') })
+  return client
+}
+
+async function exchangeCode(services: TokenServices, form: Form, client: OAuthClient): Promise<TokenResponse> {
+  const clientId = client.client_id
   const code = required(form, 'code')
   const verifier = required(form, 'code_verifier')
   const redirectUri = param(form, 'redirect_uri')
   const resource = param(form, 'resource')
   const now = services.now()
-  const client = await loadClient(services, clientId)
-  if (!client) throw new OAuthError('invalid_client', 'Unknown client_id.', 401)
   let replayedFamily: string | null = null
   const result = await services.db.transaction(async (tx) => {
     const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hashSecret(code))).for('update').limit(1)
@@ -79,8 +94,10 @@ async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | '
     if (row.expiresAt.getTime() <= now) throw grantFailed('The code expired (codes live 60 seconds); authorize again.')
     if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw grantFailed('redirect_uri differs from the one of the authorization request.')
     if (!pkceHolds(verifier, row.codeChallenge)) throw grantFailed('code_verifier does not match the code_challenge.')
-    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for.`)
+    const audience = narrowResource(services.config, row.resource, resource)
+    if (audience === null) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for${row.resource === services.config.publicApiUrl ? `, or ${row.resource}/mcp` : ''}.`)
     await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
+    await markClientUsed(tx, clientId, new Date(now))
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const scopes = row.scopes.filter((s) => agent.scopes.includes(s))
@@ -91,7 +108,7 @@ async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | '
         agentId: row.agentId,
         clientId,
         scopes,
-        resource: row.resource,
+        resource: audience,
         familyId: row.familyId,
         refresh: client.refreshable || scopes.includes('offline_access'),
       },
@@ -105,7 +122,7 @@ async function exchangeCode(services: Pick<Services, 'db' | 'config' | 'now' | '
   return result
 }
 
-async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, clientId: string): Promise<TokenResponse> {
+async function refresh(services: TokenServices, form: Form, clientId: string): Promise<TokenResponse> {
   const presented = required(form, 'refresh_token')
   const scope = param(form, 'scope')
   const resource = param(form, 'resource')
@@ -126,7 +143,8 @@ async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>,
       return null
     }
     if (row.expiresAt.getTime() <= now) throw grantFailed('The refresh token expired; authorize again.')
-    if (resource !== undefined && resource !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
+    // A refresh keeps the audience its grant was issued for: never wider, and asked for again as it was.
+    if (resource !== undefined && resolveResource(services.config, resource) !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const granted = row.scopes.filter((s) => agent.scopes.includes(s))
@@ -149,12 +167,12 @@ async function refresh(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>,
 }
 
 /** POST /oauth/token. */
-export async function tokenRequest(services: Pick<Services, 'db' | 'config' | 'now' | 'kv'>, form: Form, authorization: string | null): Promise<TokenResponse> {
+export async function tokenRequest(services: TokenServices, form: Form, authorization: string | null): Promise<TokenResponse> {
   const grantType = required(form, 'grant_type')
   const clientId = clientIdOf(form, authorization)
-  if (grantType === 'authorization_code') return exchangeCode(services, form, clientId)
-  if (grantType === 'refresh_token') return refresh(services, form, clientId)
-  throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.')
+  const client = await authenticatedClient(services, form, clientId)
+  return grantType === 'authorization_code' ? exchangeCode(services, form, client) : refresh(services, form, client.client_id)
 }
 
 /**
@@ -162,9 +180,13 @@ export async function tokenRequest(services: Pick<Services, 'db' | 'config' | 'n
  * access tokens of the same grant included). Unknown, expired or already revoked tokens answer 200 too;
  * a token of another client is refused.
  */
-export async function revokeRequest(services: Pick<Services, 'db' | 'now' | 'kv'>, form: Form, authorization: string | null): Promise<void> {
+export async function revokeRequest(services: TokenServices, form: Form, authorization: string | null): Promise<void> {
   const token = required(form, 'token')
   const clientId = clientIdOf(form, authorization)
+  // RFC 7009 2.1: a client that authenticates does so here too. An unknown client_id is not refused:
+  // the token's own client is checked below, and an unknown token is a 200 whoever asks.
+  const client = await loadClient(services, clientId)
+  if (client) await authenticateClient(services, client, { type: param(form, 'client_assertion_type'), assertion: param(form, 'client_assertion') })
   const hint = param(form, 'token_type_hint')
   if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
     throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token.')
