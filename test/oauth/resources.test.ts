@@ -46,8 +46,8 @@ async function tokenFor(authorizeResource: string | null, tokenResource: string 
   return (await exchangeWith(started, redirect, tokenResource)).access_token
 }
 
-const atMcp = async (token: string) =>
-  read(await flow.fetch(`${ISSUER}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: LIST }))
+const atMcp = async (token: string, body = LIST) =>
+  read(await flow.fetch(`${ISSUER}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body }))
 const atRest = async (token: string) => read(await flow.fetch(`${ISSUER}/api/v1/links`, { headers: { authorization: `Bearer ${token}` } }))
 
 describe('protected resource metadata (RFC 9728)', () => {
@@ -110,6 +110,11 @@ describe('audience: where a token is accepted', () => {
     const mcp = await atMcp(token)
     expect(mcp.status, shown(mcp)).toBe(200)
     expect(mcp.text, shown(mcp)).toContain('create_link')
+    // A tool runs as its REST route on the caller's behalf: the /mcp token's audience was checked at the door.
+    const tool = await atMcp(token, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_links', arguments: {} } }))
+    expect(tool.status, shown(tool)).toBe(200)
+    expect(tool.text, shown(tool)).toContain('"links"')
+    expect(tool.text, shown(tool)).not.toContain('"isError":true')
     const rest = await atRest(token)
     expect(rest.status, shown(rest)).toBe(401)
     expect(rest.headers.get('www-authenticate'), shown(rest)).toContain('error="invalid_token"')
