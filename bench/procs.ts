@@ -223,7 +223,7 @@ export function benchRun(prefix: string, timeoutMs: number) {
 
 function envLine(text: string, name: string): string {
   const match = new RegExp(`^export ${name}=(\\S+)$`, 'm').exec(text)
-  if (!match) throw new Error(`scripts/services.sh env printed no ${name}`)
+  if (!match) throw new Error(`scripts/services.sh test-env printed no ${name}`)
   return match[1]!.replace(/^["']|["']$/g, '')
 }
 
@@ -242,7 +242,8 @@ export async function startServices(cleanup: Cleanup, service?: 'postgres' | 're
   const started = await sh(['bash', services, 'start', ...only], 240_000)
   if (started.code !== 0) throw new Error(`scripts/services.sh ${['start', ...only].join(' ')} exited ${started.code}`)
   if (before.code !== 0) cleanup.push(service ?? 'postgres + redis', () => sh(['bash', services, 'stop', ...only], 60_000))
-  const env = (await sh(['bash', services, 'env'], 30_000)).stdout
+  // The tests' databases: the bench's thousands of seeded links have no place in the development one.
+  const env = (await sh(['bash', services, 'test-env'], 30_000)).stdout
   return { databaseUrl: envLine(env, 'DATABASE_URL'), redisUrl: envLine(env, 'REDIS_URL') }
 }
 

@@ -5,9 +5,9 @@
 //   const links = createLinkClient('http://localhost:3000', token)
 //   const { data, error } = await links.POST('/api/v1/shorten', { body: { url: 'https://example.com' } })
 import createClient, { type ClientOptions } from 'openapi-fetch'
-import type { paths } from './schema'
+import type { paths } from './schema.js'
 
-export type { components, operations, paths } from './schema'
+export type { components, operations, paths } from './schema.js'
 
 /**
  * `token` is a guest token (gt_…) or an API key (mk_…), sent as `Authorization: Bearer`; leave it out

@@ -6,9 +6,13 @@
 #   bash scripts/services.sh start  [postgres|redis]   start (idempotent) and wait until they answer
 #   bash scripts/services.sh stop   [postgres|redis]   stop
 #   bash scripts/services.sh status [postgres|redis]   show state; exit 0 only if all asked for answer
-#   bash scripts/services.sh env                       export lines: eval "$(bash scripts/services.sh env)"
+#   bash scripts/services.sh env                       export lines for development: database linkservice,
+#                                                      Redis database 0: eval "$(bash scripts/services.sh env)"
+#   bash scripts/services.sh test-env                  the same for the tests (npm test, .ci/run, bench/):
+#                                                      database linkservice_test, Redis database 1
 #
-# Environment: PG_PORT (54329), REDIS_PORT (63799), SERVICES_MODE (auto | native | docker).
+# Environment: PG_PORT (54329), REDIS_PORT (63799), SERVICES_MODE (auto | native | docker); give env and
+# test-env the same ports as start.
 # Native layout: .local/pg/data (cluster), .local/pg/run (unix socket), .local/pg/postgres.log;
 # .local/redis/{appendonly files, redis.pid, redis.log}.
 set -euo pipefail
@@ -399,14 +403,17 @@ redis_status() {
 
 # ---------------------------------------------------------------------------------------------------
 
+# Development and tests get a database each (tests write throwaway accounts and links, and a
+# development database should keep only what a person made) and a Redis database number each, so cached
+# links of one never answer for the other.
 print_env() {
-  local auth=$DB_USER
+  local database=$1 redis_db=$2 auth=$DB_USER
   if [ "$(mode)" = docker ]; then
     docker_env
     auth=$DB_USER:$POSTGRES_PASSWORD
   fi
-  echo "export DATABASE_URL=postgres://$auth@127.0.0.1:$PG_PORT/linkservice_test"
-  echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
+  echo "export DATABASE_URL=postgres://$auth@127.0.0.1:$PG_PORT/$database"
+  echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT/$redis_db"
   # The app requires these (32+ characters) once an engine URL is set; development values, kept when
   # already set in the shell that evaluates this.
   echo 'export INTERNAL_SECRET="${INTERNAL_SECRET:-dev-only-internal-secret-0123456789abcdef}"'
@@ -414,7 +421,7 @@ print_env() {
 }
 
 usage() {
-  echo "usage: bash scripts/services.sh start|stop|status [postgres|redis]  |  bash scripts/services.sh env" >&2
+  echo "usage: bash scripts/services.sh start|stop|status [postgres|redis]  |  bash scripts/services.sh env|test-env" >&2
   exit 2
 }
 
@@ -427,7 +434,8 @@ main() {
     *) usage ;;
   esac
   case "$cmd" in
-    env) print_env; return ;;
+    env) print_env linkservice 0; return ;;
+    test-env) print_env linkservice_test 1; return ;;
     start | stop | status) ;;
     *) usage ;;
   esac

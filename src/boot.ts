@@ -6,6 +6,7 @@ import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
 import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './core/config'
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
+import { DataDirInUse, lockEmbeddedEngines, type EngineLock } from './embedded-lock'
 import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorder'
 
 export interface Runtime {
@@ -31,7 +32,37 @@ export function configOrExit(env: Record<string, string | undefined> = process.e
   }
 }
 
+/**
+ * openRuntime, or exit with one line when another process has this DATA_DIR's embedded engines open.
+ * `advice` says what the person should do about it (it differs between the service and `npm run migrate`).
+ */
+export async function openRuntimeOrExit(config: Config, advice: string, log?: (line: string) => void): Promise<Runtime> {
+  try {
+    return await openRuntime(config, log)
+  } catch (error) {
+    if (!(error instanceof DataDirInUse)) throw error
+    console.error(`${error.message}: ${advice}`)
+    process.exit(1)
+  }
+}
+
+/** The embedded engines (PGlite, chDB) open files under DATA_DIR that one process at a time may use. */
+function lockIfEmbedded(config: Config): EngineLock | undefined {
+  const embeddedEngine = !config.databaseUrl || !config.clickhouseUrl
+  return embeddedEngine && config.dataDir !== ':memory:' ? lockEmbeddedEngines(config.dataDir) : undefined
+}
+
 export async function openRuntime(config: Config, log: (line: string) => void = console.log): Promise<Runtime> {
+  const lock = lockIfEmbedded(config)
+  try {
+    return await openStores(config, log, lock)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
+}
+
+async function openStores(config: Config, log: (line: string) => void, lock: EngineLock | undefined): Promise<Runtime> {
   const database = await openDatabase(config)
   await database.migrate()
   log(`postgres: ${database.engine === 'pglite' ? `PGlite under ${config.dataDir}` : 'connected'}, migrations applied`)
@@ -53,6 +84,7 @@ export async function openRuntime(config: Config, log: (line: string) => void = 
       await adapters.close()
       await clickhouse.close()
       await database.close()
+      lock?.release()
     },
   }
 }

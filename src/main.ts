@@ -7,14 +7,14 @@ import { internalApi } from '../redirect/internal-api'
 import { inThreadRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { createApi } from './app'
-import { configOrExit, openRuntime } from './boot'
+import { configOrExit, openRuntimeOrExit } from './boot'
 import { stopOnSignal } from './core/shutdown'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
 const config = configOrExit(process.env, { singleProcess: true })
-const runtime = await openRuntime(config)
+const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR')
 // The app is served through app.handle() below, so Elysia has no server of its own to ask for the peer.
 let server: ReturnType<typeof Bun.serve> | undefined
 const app = createApi({

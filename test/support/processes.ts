@@ -6,6 +6,11 @@ import { keepTail, stopProcess } from '../../bench/procs'
 
 const root = resolve(import.meta.dir, '../..')
 const KEEP_OUTPUT = 8192
+/**
+ * Opening PGlite and chDB and migrating them takes a few seconds on a quiet machine, but over 30 s on
+ * this 2-core one while other suites run: a generous bound, since only a hung start should fail here.
+ */
+const START_TIMEOUT_MS = 90_000
 
 export interface Child {
   url: string
@@ -43,7 +48,7 @@ export async function startEntry(entry: string, env: Record<string, string>, por
     output,
     stop: (signal = 'SIGTERM', graceMs = 15_000) => stopProcess(proc, graceMs, signal),
   }
-  const deadline = Date.now() + 30_000
+  const deadline = Date.now() + START_TIMEOUT_MS
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${entry} exited with ${proc.exitCode}:\n${output()}`)
     try {
@@ -53,7 +58,7 @@ export async function startEntry(entry: string, env: Record<string, string>, por
     }
     if (Date.now() > deadline) {
       await child.stop('SIGKILL')
-      throw new Error(`${entry} not healthy within 30 s:\n${output()}`)
+      throw new Error(`${entry} not healthy within ${START_TIMEOUT_MS / 1000} s:\n${output()}`)
     }
     await Bun.sleep(100)
   }
