@@ -1,5 +1,5 @@
 // The redirector's Redis source against a Redis server of the test's own, which it stops and restarts.
-// Needs the redis-server binary (CI's second pass installs it through scripts/services.sh).
+// Needs the redis-server binary (.ci/run installs it before both passes, and fails a pass that skips this).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { Redis } from 'ioredis'
 import { mkdtempSync } from 'node:fs'

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { spawnChdbHttp, type ChdbHttpProcess } from './chdb-http-process'
 import { freePort, startEntry, startOwnRedis, TEST_SECRETS, type Child } from './processes'
 
-/** The stack needs a redis-server binary (CI's second pass installs it through scripts/services.sh). */
+/** The stack needs a redis-server binary (.ci/run installs it before both passes, and fails a pass that skips this). */
 export const redisServerBinary = Bun.which('redis-server')
 
 export type OwnRedis = NonNullable<Awaited<ReturnType<typeof startOwnRedis>>>
