@@ -46,6 +46,8 @@ export interface DocsOptions {
 /** Elysia serves /swagger/json/ by the same route: it must get the same document. */
 const isDocumentPath = (path: string) => path.replace(/\/+$/, '') === DOCS_JSON_PATH
 
+type GlobalRoutes = { getGlobalRoutes(): { compile(): unknown }[] }
+
 const documentResponse = (text: string) => new Response(text, { headers: { 'content-type': 'application/json' } })
 
 export function docs({ oauthScopes = {} }: DocsOptions = {}) {
@@ -59,8 +61,9 @@ export function docs({ oauthScopes = {} }: DocsOptions = {}) {
         if (!isDocumentPath(path)) return
         if (served !== undefined) return documentResponse(served)
         // What a first request to each route would do, all at once (see the file comment). Once used,
-        // the plugin's getGlobalRoutes is the whole app's.
-        for (const route of plugin.getGlobalRoutes()) route.compile()
+        // a plugin's getGlobalRoutes is the whole app's (protected in the types; @elysiajs/swagger
+        // reads it the same way).
+        for (const route of (plugin as unknown as GlobalRoutes).getGlobalRoutes()) route.compile()
       })
       .onAfterHandle(({ path, response }) => {
         if (!isDocumentPath(path) || !isObject(response)) return
