@@ -117,14 +117,18 @@ function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
  * the schema's `examples` (JSON Schema, never filled in) and to the description.
  */
 function normalizeParameter(parameter: unknown): unknown {
-  if (!isObject(parameter) || !Array.isArray(parameter.examples)) return parameter
-  const { examples, ...rest } = parameter
+  if (!isObject(parameter)) return parameter
+  const { examples, example, ...rest } = parameter
   if (rest.required !== true) {
+    // Routes that write their parameters by hand give `example`; the plugin gives `examples` arrays.
+    const values = Array.isArray(examples) ? examples : isObject(examples) ? Object.values(examples).map((e) => (isObject(e) ? e.value : e)) : example !== undefined ? [example] : []
+    if (values.length === 0) return parameter
     const schema = isObject(rest.schema) ? rest.schema : {}
-    const said = `Example: ${examples.map((value) => `\`${String(value)}\``).join(', ')} (not filled in: left empty, the default applies).`
+    const said = `Example: ${values.map((value) => `\`${String(value)}\``).join(', ')} (not filled in: left empty, the default applies).`
     const description = typeof rest.description === 'string' ? `${rest.description.replace(/[.\s]*$/, '.')} ${said}` : said
-    return { ...rest, description, schema: { ...schema, examples: schema.examples ?? examples } }
+    return { ...rest, description, schema: { ...schema, examples: schema.examples ?? values } }
   }
+  if (!Array.isArray(examples)) return parameter
   if (examples.length === 1) return { ...rest, example: examples[0] }
   return { ...rest, examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { value }])) }
 }
