@@ -82,7 +82,7 @@ async function executeTwice(operationId: string, as: Run['as']): Promise<Run> {
   durations.push(`${operationId} ${Date.now() - started} ms`)
   for (const e of [first, second]) expect(e.status, `${as}: ${operationId}: ${show(e)}`).toBeWithin(200, 300)
   await expectRendered(op, block)
-  await close(op, block)
+  await close(block)
   const run = { op, as, fields, first, second }
   runs.push(run)
   return run
@@ -190,7 +190,7 @@ describe.skipIf(!HAVE_CHROMIUM)('Swagger UI in Chromium', () => {
       const before = runs.find((run) => run.as === 'api key' && run.op === shorten)!
       expect(other.requestHeaders['idempotency-key']).toMatch(UUID)
       expect(other.requestHeaders['idempotency-key']).not.toBe(before.first.requestHeaders['idempotency-key'])
-      await close(shorten, block)
+      await close(block)
       printDurations('API key')
     },
     RUN_TIMEOUT_MS,

@@ -67,7 +67,7 @@ export async function openForTrying(page: Page, op: Operation): Promise<Locator>
  * Closes the operation, as a person does when done with it: every open operation is rendered again on
  * each change of the page (an Execute, Authorize), so the page slows with each one left open.
  */
-export async function close(op: Operation, block: Locator): Promise<void> {
+export async function close(block: Locator): Promise<void> {
   await block.locator('.opblock-summary-control[aria-expanded="true"]').click()
   await block.locator('.opblock-body').waitFor({ state: 'detached', timeout: RESPONSE_TIMEOUT_MS })
 }
