@@ -1,6 +1,13 @@
 // The OpenAPI document and its UI: the only import of @elysiajs/swagger. UI at /swagger, JSON at
 // /swagger/json. Routes marked `detail.hide` (internal ones) are left out. The plugin's output goes
 // through normalizeDocument (openapi-document.ts) before it is served.
+//
+// The document is made once and served as that text from then on. The plugin's output holds the live
+// route schemas, and Elysia changes them when it compiles a route (a response object schema gains
+// `additionalProperties: false`), so a document made from them would differ before and after traffic,
+// and by which routes this process (or another app in it, as in the tests) has served. Compiling every
+// route before the one read fixes the state: the document is what every compiled route validates,
+// whatever ran first, and equals client/openapi.json.
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import { ERROR_STATUS } from './errors'
@@ -36,13 +43,32 @@ export interface DocsOptions {
   oauthScopes?: Record<string, string>
 }
 
+/** Elysia serves /swagger/json/ by the same route: it must get the same document. */
+const isDocumentPath = (path: string) => path.replace(/\/+$/, '') === DOCS_JSON_PATH
+
+type GlobalRoutes = { getGlobalRoutes(): { compile(): unknown }[] }
+
+const documentResponse = (text: string) => new Response(text, { headers: { 'content-type': 'application/json' } })
+
 export function docs({ oauthScopes = {} }: DocsOptions = {}) {
+  const plugin = new Elysia({ name: 'plugins.docs' })
+  /** The served document, made on the first read (every route is registered by then). */
+  let served: string | undefined
   return (
-    new Elysia({ name: 'plugins.docs' })
-      // Local hook: applies to the swagger routes registered below, nothing else.
+    plugin
+      // Local hooks: they apply to the swagger routes registered below, nothing else.
+      .onBeforeHandle(({ path }) => {
+        if (!isDocumentPath(path)) return
+        if (served !== undefined) return documentResponse(served)
+        // What a first request to each route would do, all at once (see the file comment). Once used,
+        // a plugin's getGlobalRoutes is the whole app's (protected in the types; @elysiajs/swagger
+        // reads it the same way).
+        for (const route of (plugin as unknown as GlobalRoutes).getGlobalRoutes()) route.compile()
+      })
       .onAfterHandle(({ path, response }) => {
-        // Elysia serves /swagger/json/ by the same route: it must get the same valid document.
-        if (path.replace(/\/+$/, '') === DOCS_JSON_PATH && isObject(response)) return normalizeDocument(response)
+        if (!isDocumentPath(path) || !isObject(response)) return
+        served ??= JSON.stringify(normalizeDocument(response))
+        return documentResponse(served)
       })
       // The page and its assets come from swagger-ui-dist (swagger-ui.ts), never from a CDN.
       .use(swaggerUi({ path: DOCS_PATH, specUrl: DOCS_JSON_PATH, title: 'Link service API' }))

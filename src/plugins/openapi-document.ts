@@ -39,15 +39,18 @@ const RATE_HEADERS: Json = {
 }
 const RETRY_AFTER: Json = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } }
 
+// No `example`: Swagger UI would fill it in, and every Execute would send the same key (the second,
+// with another body, a 400). Its init script (swagger-ui.ts) sends a fresh one instead.
 const IDEMPOTENCY_KEY_PARAMETER: Json = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
   description:
     'Makes a retry safe: the first response to this key (per credential, kept 24 h) is replayed for the same request; ' +
-    'the same key with another request is 400 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_IN_PROGRESS.',
+    'the same key with another request is 400 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_IN_PROGRESS. ' +
+    'A UUID per request is a good key, e.g. `3f1b6a52-8c0e-4d7e-9d0b-2a6f5c1e9b47`. ' +
+    'Left empty, Swagger UI\'s Try it out sends a new one with each new request, and the same one when Execute repeats the last request unchanged (a retry: the answer is replayed).',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
-  example: '3f1b6a52-8c0e-4d7e-9d0b-2a6f5c1e9b47',
 }
 
 /** Codes every route of a kind answers with, by what the route declares (see the file comment). */
@@ -105,10 +108,27 @@ function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
   return { description, ...(isObject(response.headers) && { headers: response.headers }), ...(content && { content }) }
 }
 
-/** Parameter `examples` given as an array (the plugin copies the schema's) become `example` or a map. */
+/**
+ * Parameter `examples` given as an array (the plugin copies the schema's). Swagger UI fills a parameter
+ * in from the parameter's `example` or `examples` (and the schema's `example` or `default`), and Try it
+ * out sends what is filled in. A required parameter needs a value anyway: its example is filled in
+ * (`example`, or a map). An optional one left out means the server's default, and an example there
+ * would change the request (`dry_run=true`, a `domain` this server may not serve): its examples go to
+ * the schema's `examples` (JSON Schema, never filled in) and to the description.
+ */
 function normalizeParameter(parameter: unknown): unknown {
-  if (!isObject(parameter) || !Array.isArray(parameter.examples)) return parameter
-  const { examples, ...rest } = parameter
+  if (!isObject(parameter)) return parameter
+  const { examples, example, ...rest } = parameter
+  if (rest.required !== true) {
+    // Routes that write their parameters by hand give `example`; the plugin gives `examples` arrays.
+    const values = Array.isArray(examples) ? examples : isObject(examples) ? Object.values(examples).map((e) => (isObject(e) ? e.value : e)) : example !== undefined ? [example] : []
+    if (values.length === 0) return parameter
+    const schema = isObject(rest.schema) ? rest.schema : {}
+    const said = `Example: ${values.map((value) => `\`${String(value)}\``).join(', ')} (not filled in: left empty, the default applies).`
+    const description = typeof rest.description === 'string' ? `${rest.description.replace(/[.\s]*$/, '.')} ${said}` : said
+    return { ...rest, description, schema: { ...schema, examples: schema.examples ?? values } }
+  }
+  if (!Array.isArray(examples)) return parameter
   if (examples.length === 1) return { ...rest, example: examples[0] }
   return { ...rest, examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { value }])) }
 }

@@ -32,8 +32,75 @@ export const INIT_SCRIPT = 'init.js'
  * none | list | full; nothing else of the query is read: Swagger UI's own queryConfigEnabled would also
  * take `?url=`, which lets a link load a foreign document). validatorUrl null: the default would load
  * a badge from validator.swagger.io.
+ *
+ * The request interceptor gives Try it out an Idempotency-Key (the document has no example to fill in:
+ * one fixed key would make the second Execute with another body a 400). A request to an operation that
+ * documents the header, sent without one, gets a new random key; Execute repeating that operation's last
+ * request unchanged (URL, credential, body) sends the same key again, so a retry is answered by replay
+ * instead of running twice (a second tag of one name, a second link). A key typed in is left alone.
+ * crypto.randomUUID exists only in secure contexts (https, localhost): getRandomValues elsewhere.
  */
 const INIT_SCRIPT_SOURCE = `'use strict'
+;(function () {
+var KEY_HEADER = 'idempotency-key'
+var lastRequest = {}
+
+function randomKey() {
+  if (window.crypto.randomUUID) return window.crypto.randomUUID()
+  var bytes = window.crypto.getRandomValues(new Uint8Array(16))
+  return Array.prototype.map.call(bytes, function (b) { return (b + 256).toString(16).slice(1) }).join('')
+}
+
+/** Whether a path template (/api/v1/links/{alias}) matches a path, segment by segment. */
+function matches(template, pathname) {
+  var want = template.split('/')
+  var got = pathname.split('/')
+  if (want.length !== got.length) return false
+  for (var i = 0; i < want.length; i++) {
+    if (want[i] !== got[i] && !(want[i].charAt(0) === '{' && got[i] !== '')) return false
+  }
+  return true
+}
+
+/** The document's operation for this method and path (an exact path before a template), if any. */
+function operationFor(method, pathname) {
+  // The document's own request comes before window.ui is set.
+  var paths = window.ui && window.ui.specSelectors.specJson().get('paths')
+  if (!paths) return null
+  if (paths.getIn([pathname, method])) return { template: pathname, operation: paths.getIn([pathname, method]) }
+  var found = null
+  paths.forEach(function (item, template) {
+    if (found === null && item.get(method) && matches(template, pathname)) found = { template: template, operation: item.get(method) }
+  })
+  return found
+}
+
+function takesKey(operation) {
+  return (operation.get('parameters') || []).some(function (p) {
+    return p.get('in') === 'header' && String(p.get('name')).toLowerCase() === KEY_HEADER
+  })
+}
+
+function withIdempotencyKey(request) {
+  var headers = request.headers || (request.headers = {})
+  var names = Object.keys(headers)
+  for (var i = 0; i < names.length; i++) if (names[i].toLowerCase() === KEY_HEADER && headers[names[i]]) return request
+  var method = String(request.method || 'GET').toLowerCase()
+  var url = new URL(request.url, window.location.href)
+  if (url.origin !== window.location.origin) return request
+  var found = operationFor(method, url.pathname)
+  if (found === null || !takesKey(found.operation)) return request
+  var template = found.template
+  var auth = headers.Authorization || headers.authorization || ''
+  var body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body || null)
+  var fingerprint = JSON.stringify([url.href, auth, body])
+  var last = lastRequest[method + ' ' + template]
+  var key = last && last.fingerprint === fingerprint ? last.key : randomKey()
+  lastRequest[method + ' ' + template] = { fingerprint: fingerprint, key: key }
+  headers['Idempotency-Key'] = key
+  return request
+}
+
 window.addEventListener('load', function () {
   var node = document.getElementById('swagger-ui')
   var expansion = new URLSearchParams(window.location.search).get('docExpansion')
@@ -48,8 +115,10 @@ window.addEventListener('load', function () {
     displayRequestDuration: true,
     filter: true,
     validatorUrl: null,
+    requestInterceptor: withIdempotencyKey,
   })
 })
+})()
 `
 
 /**
