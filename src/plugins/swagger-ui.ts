@@ -33,17 +33,15 @@ export const INIT_SCRIPT = 'init.js'
  * take `?url=`, which lets a link load a foreign document). validatorUrl null: the default would load
  * a badge from validator.swagger.io.
  *
- * The request interceptor gives Try it out an Idempotency-Key (the document has no example to fill in:
- * one fixed key would make the second Execute with another body a 400). A request to an operation that
- * documents the header, sent without one, gets a new random key; Execute repeating that operation's last
- * request unchanged (URL, credential, body) sends the same key again, so a retry is answered by replay
- * instead of running twice (a second tag of one name, a second link). A key typed in is left alone.
+ * The request interceptor gives every Execute of Try it out a fresh Idempotency-Key (the document has no
+ * example to fill in: one fixed key would make the second Execute with another body a 400): a request to
+ * an operation that documents the header, sent without one, gets a new random key, so each Execute is
+ * a request of its own, as it is from curl. A key typed in is sent as typed (to try a replay).
  * crypto.randomUUID exists only in secure contexts (https, localhost): getRandomValues elsewhere.
  */
 const INIT_SCRIPT_SOURCE = `'use strict'
 ;(function () {
 var KEY_HEADER = 'idempotency-key'
-var lastRequest = {}
 
 function randomKey() {
   if (window.crypto.randomUUID) return window.crypto.randomUUID()
@@ -90,14 +88,7 @@ function withIdempotencyKey(request) {
   if (url.origin !== window.location.origin) return request
   var found = operationFor(method, url.pathname)
   if (found === null || !takesKey(found.operation)) return request
-  var template = found.template
-  var auth = headers.Authorization || headers.authorization || ''
-  var body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body || null)
-  var fingerprint = JSON.stringify([url.href, auth, body])
-  var last = lastRequest[method + ' ' + template]
-  var key = last && last.fingerprint === fingerprint ? last.key : randomKey()
-  lastRequest[method + ' ' + template] = { fingerprint: fingerprint, key: key }
-  headers['Idempotency-Key'] = key
+  headers['Idempotency-Key'] = randomKey()
   return request
 }
 
