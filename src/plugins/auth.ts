@@ -176,7 +176,7 @@ function unauthorized(error: ApiError, resourceMetadataUrl: string, tokenSent: b
 }
 
 /** An Agent's token on a route: within the route's scope, and never on a human-only route. */
-function holdScopes(principal: Principal, option: AuthOption, resourceMetadataUrl: string): void {
+function requireScopes(principal: Principal, option: AuthOption, resourceMetadataUrl: string): void {
   if (principal.kind !== 'account' || !principal.agent) return
   if (option === true) throw new ApiError('HUMAN_ONLY')
   const missing = option.scopes.filter((scope) => !principal.agent!.scopes.includes(scope))
@@ -208,13 +208,13 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
       if (error instanceof ApiError && error.status === 401) throw unauthorized(error, resourceMetadataUrl, header !== null && header.trim() !== '')
       throw error
     }
-    holdAgent(principal, mode, option)
+    requireAgentScopes(principal, mode, option)
     return principal
   }
-  /** holdScopes, naming the Agent on a refusal so that its audit event is written. */
-  function holdAgent(principal: Principal, mode: AuthMode, option: AuthOption): void {
+  /** requireScopes, naming the Agent on a refusal so that its audit event is written. */
+  function requireAgentScopes(principal: Principal, mode: AuthMode, option: AuthOption): void {
     try {
-      holdScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
+      requireScopes(principal, mode === 'human' ? true : option, resourceMetadataUrl)
     } catch (error) {
       if (error instanceof ApiError && principal.kind === 'account' && principal.agent) {
         error.extra.agent = { accountId: principal.account.id, agentId: principal.agent.agentId }
@@ -231,7 +231,7 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     const principal = onBehalfOf(request)?.principal
     if (!principal) return null
     if (!MODE_KINDS[mode].includes(principal.kind)) throw unauthorized(new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}.`), resourceMetadataUrl, true)
-    holdAgent(principal, mode, option)
+    requireAgentScopes(principal, mode, option)
     return principal
   }
   /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */

@@ -5,12 +5,12 @@
 //
 //   new Elysia({ name: 'modules.links' })
 //     .use(errors)
-//     .use(authPlugin(services))
+//     .use(auth.plugin)
 //     .use(idempotencyPlugin(services))
 //     .post('/api/v1/shorten', handler, {
-//       auth: 'gt/mk',
+//       guestOrAccount: { scopes: ['links:write'], operation: 'links.create', dryRun: true },
 //       idempotent: true,
-//       response: { 200: 'ShortenResponse', ...errorResponses(400, 401, 409, 429) },
+//       response: { 200: 'LinkResponse', ...errorResponses('ALIAS_TAKEN') },
 //     })
 //
 // `idempotent: false` is the same as leaving the option out.
@@ -25,7 +25,8 @@
 // - same key while the first request still runs: 409 IDEMPOTENCY_IN_PROGRESS with Retry-After: 1.
 //   A request that dies without answering holds the key only for its lease (60 s).
 // - a malformed key: 400 VALIDATION_FAILED. No header: the route runs as if it had no option.
-// - `?dry_run=true` (a preview that writes nothing): the key is neither claimed nor stored.
+// - a dry run its route honours (plugins/query.ts, a preview that writes nothing): the key is neither
+//   claimed nor stored.
 //
 // Order of hooks: the auth macro resolves `principal` in its resolve step, and Elysia runs a route's
 // resolve functions before its beforeHandle ones whatever the order of the options, so the claim

@@ -26,3 +26,6 @@ export const links = pgTable(
     index('links_account_idx').on(t.accountId, t.createdAt).where(sql`${t.accountId} is not null`),
   ],
 )
+
+/** A row of `links` as drizzle reads it. */
+export type LinkRow = typeof links.$inferSelect

@@ -1,6 +1,7 @@
 // Custom domains: GET/POST /api/v1/domains, POST /api/v1/domains/{hostname}/verify,
-// DELETE /api/v1/domains/{hostname}; API keys only. Plus GET /internal/domains, the verified set the
-// redirector keeps in memory (shared secret, hidden from Swagger like /internal/resolve).
+// DELETE /api/v1/domains/{hostname}; an API key, or an Agent's at_ token within its domains scopes.
+// Plus GET /internal/domains, the verified set the redirector keeps in memory (shared secret, hidden
+// from Swagger like /internal/resolve).
 import { Elysia } from 'elysia'
 import { createTxtResolver, type TxtResolver } from '../../dns/resolver'
 import type { Auth } from '../../plugins/auth'

@@ -17,11 +17,10 @@ import {
   linkCacheKey,
   type CachedLink,
 } from '../../core/link-cache'
-import { accounts, links, type Plan } from '../../db/schema'
+import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { PLAN_LIMITS } from '../account/plans'
 
-type LinkRow = typeof links.$inferSelect
 type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>
 
 /**

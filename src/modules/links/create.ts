@@ -2,7 +2,7 @@
 // database come first (url, dates), then the domain, then the password hash (slow on purpose, so it
 // runs outside any transaction); the quota and the insert share one short transaction.
 import { and, eq } from 'drizzle-orm'
-import { domains, links } from '../../db/schema'
+import { domains, type LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
@@ -17,7 +17,6 @@ import { insertWithAlias } from './insert'
 import { toLinkRecord } from './service'
 import { checkDestination, normalizeHost } from './url'
 
-type LinkRow = typeof links.$inferSelect
 
 /** Shortest alias on the default domain (spec 4.2 rule 3); a verified custom domain allows 1. */
 export const MIN_DEFAULT_ALIAS_LENGTH = 4

@@ -15,8 +15,6 @@ import { currentAccountMeta } from '../account/meta'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
 
-/** mk-only routes: the auth macro has refused every other token already. */
-
 const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
 export function linksModule(services: Services, auth: Auth) {

@@ -2,7 +2,7 @@
 // when it collides. A taken alias must not abort the caller's transaction (the quota lock and counters
 // live in it), so the insert skips on conflict instead of failing.
 import type { Db } from '../../db/client'
-import { links } from '../../db/schema'
+import { links, type LinkRow } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -11,7 +11,6 @@ import { generateAlias, isReservedAlias } from './alias'
 /** 62^7 aliases make a collision rare; five in a row means something else is wrong. */
 export const MAX_ALIAS_ATTEMPTS = 5
 
-export type LinkRow = typeof links.$inferSelect
 export type LinkValues = Omit<typeof links.$inferInsert, 'id' | 'alias'>
 
 export interface AliasChoice {

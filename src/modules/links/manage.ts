@@ -2,7 +2,7 @@
 // 404 LINK_NOT_FOUND alike and nothing changes. Every change is written through to the cache after
 // the commit (a deleted link's key is deleted) and announced, so redirectors follow within a second.
 import { and, count, desc, eq, getTableColumns, or, sql, type SQL } from 'drizzle-orm'
-import { links } from '../../db/schema'
+import { links, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
@@ -14,7 +14,6 @@ import { clickTotals, withClicks } from './clicks'
 import { checkDestination, normalizeHost } from './url'
 import { findOwnedLink, linkHost, linkNotFound } from './owned'
 
-type LinkRow = typeof links.$inferSelect
 
 /** The host named by a `domain` query parameter; the default domain when there is none. */
 export function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {

@@ -5,7 +5,7 @@ import type { Config } from '../../core/config'
 import type { Db } from '../../db/client'
 import { links } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
-import type { LinkRow } from './insert'
+import type { LinkRow } from '../../db/schema'
 import { normalizeHost } from './url'
 
 /** The host a request's `domain` names; the default short domain when it names none. */

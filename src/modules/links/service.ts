@@ -1,6 +1,6 @@
 // Guest links, alias checks and the link record. Plain arguments in, plain values out; errors are ApiError.
 import { and, eq } from 'drizzle-orm'
-import { links } from '../../db/schema'
+import { links, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { countGuestLink, type GuestSession } from '../guest/service'
 import { isReservedAlias } from './alias'
@@ -13,7 +13,6 @@ import { insertWithAlias } from './insert'
 /** POST /alias/check without a token: 60 a minute per client IP (README, decisions). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
 
-type LinkRow = typeof links.$inferSelect
 
 /** Fields a guest token may send but that only registered accounts can use (spec 4.2 rule 1). */
 const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [

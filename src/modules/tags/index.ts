@@ -1,5 +1,6 @@
 // Tags (spec 4.3): GET/POST /api/v1/tags, DELETE /api/v1/tags/{tagId}, and a link's tags under
-// /api/v1/links/{alias}/tags. API keys only. The tag list and the created tag sit at top level (spec 2.1).
+// /api/v1/links/{alias}/tags. An API key, or an Agent's at_ token within its tags scopes. The tag list
+// and the created tag sit at top level (spec 2.1).
 import { Elysia } from 'elysia'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { accountMeta } from '../account/meta'
@@ -10,8 +11,6 @@ import type { Services } from '../../services'
 import { DomainQuery, LinkParams, LinkTagParams, TagIdParams, tagModels } from './model'
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
 import { TAGS_PER_ACCOUNT } from '../account/plans'
-
-/** The account behind an mk_ key; the `auth: 'mk'` option has already refused everything else. */
 
 /** The account's meta, with its tags against the 20 allowed when the response counted them. */
 const meta = (services: Services, account: AccountPrincipal, tags?: number) =>
