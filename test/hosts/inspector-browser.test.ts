@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
-import { agentToken, newHuman, startMcpStack, type McpStack } from '../support/mcp'
-import type { TestAccount } from '../support/fixtures'
+import { newHuman, startMcpStack, type McpStack } from '../support/mcp'
+import { agentToken, type TestAccount } from '../support/fixtures'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const HAVE_CHROMIUM = existsSync(CHROMIUM)

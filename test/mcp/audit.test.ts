@@ -4,8 +4,8 @@
 import { beforeAll, expect, test } from 'bun:test'
 import type { AuditRecorder } from '../../src/modules/audit/recorder'
 import { call, show, testApi, uniqueIp, type TestApp } from '../support/api'
-import { newAccount, type TestAccount } from '../support/fixtures'
-import { agentToken, callTool, inProcessClient } from '../support/mcp'
+import { newAccount, type TestAccount, agentToken } from '../support/fixtures'
+import { callTool, inProcessClient } from '../support/mcp'
 import { eventually } from '../support/stack'
 
 let api: Awaited<ReturnType<typeof testApi>>

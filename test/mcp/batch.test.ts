@@ -3,9 +3,9 @@
 // responses (none for notifications); each message counts against the Agent's rate limit and runs as
 // its own REST call. Later versions keep refusing batches (2025-06-18 removed them).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { agentToken, newHuman, startMcpStack, type McpStack } from '../support/mcp'
+import { newHuman, startMcpStack, type McpStack } from '../support/mcp'
 import { TEST_IP_HEADER, uniqueIp } from '../support/api'
-import type { TestAccount } from '../support/fixtures'
+import { agentToken, type TestAccount } from '../support/fixtures'
 
 let stack: McpStack
 let human: TestAccount

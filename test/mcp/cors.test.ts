@@ -5,8 +5,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { parseConfig } from '../../src/core/config'
 import { call, show, testApi, testConfig, type TestApp } from '../support/api'
-import { newAccount, type TestAccount } from '../support/fixtures'
-import { agentToken } from '../support/mcp'
+import { newAccount, type TestAccount, agentToken } from '../support/fixtures'
 
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
 const ACCEPT = { accept: 'application/json, text/event-stream' }

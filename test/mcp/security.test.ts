@@ -4,8 +4,8 @@
 // does not exist; a killed Agent is refused at once.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, newGuestToken, show, testApi, type TestApp } from '../support/api'
-import { newAccount, newLink, type TestAccount } from '../support/fixtures'
-import { agentToken, callTool, inProcessClient, showResult } from '../support/mcp'
+import { newAccount, newLink, type TestAccount, agentToken } from '../support/fixtures'
+import { callTool, inProcessClient, showResult } from '../support/mcp'
 import { eventually } from '../support/stack'
 
 const ISSUER = 'https://api.sho.rt'

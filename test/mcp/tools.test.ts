@@ -5,8 +5,8 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/client'
 import { ShortenRequest, UpdateLinkRequest } from '../../src/modules/links/model'
 import { call, show, testApi, type TestApp } from '../support/api'
-import { newAccount, type TestAccount } from '../support/fixtures'
-import { agentToken, callTool, inProcessClient, showResult, type ToolResult } from '../support/mcp'
+import { newAccount, type TestAccount, agentToken } from '../support/fixtures'
+import { callTool, inProcessClient, showResult, type ToolResult } from '../support/mcp'
 
 const ALL_SCOPES = ['links:read', 'links:write', 'links:delete', 'tags:read', 'tags:write', 'stats:read', 'account:read']
 /** Nothing held for approval: these tests are about the tools, the approval path has its own. */

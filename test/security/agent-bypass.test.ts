@@ -5,8 +5,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { AuditRecorder } from '../../src/modules/audit/recorder'
 import { call, newGuestToken, show, testApi, type TestApp } from '../support/api'
-import { newAccount, newDomain, newLink, type TestAccount } from '../support/fixtures'
-import { agentToken, callTool, inProcessClient, showResult } from '../support/mcp'
+import { newAccount, newDomain, newLink, type TestAccount, agentToken } from '../support/fixtures'
+import { callTool, inProcessClient, showResult } from '../support/mcp'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp

@@ -8,7 +8,7 @@ import { createApiKey } from '../../src/modules/account/keys'
 import { newId } from '../../src/lib/ids'
 import { randomBase64url } from '../../src/lib/secrets'
 import { newClickId, signClickId, type ClickSigningKey } from '../../src/core/click-id'
-import { uniqueName } from './api'
+import { call, show, uniqueName, type TestApp } from './api'
 
 export interface TestAccount {
   id: string
@@ -47,4 +47,23 @@ export async function newSignedClick(db: Db, keys: readonly ClickSigningKey[], a
   const { id } = await newLink(db, accountId, 'sho.rt', uniqueName('clk').slice(0, 20))
   const clickId = newClickId(id, Date.now() - 60_000)
   return { clickId, clickSignature: signClickId(clickId, keys) }
+}
+
+/**
+ * An Agent of `human` with `scopes` and a token minted for it directly (no OAuth round trip). `policy`
+ * as in POST /api/v1/agents (absent: the default, which holds deletes for the human). The one Agent
+ * fixture of the tests, REST and MCP alike.
+ */
+export async function agentToken(
+  app: TestApp,
+  human: TestAccount,
+  scopes: string[],
+  policy?: { require_approval: string[] },
+): Promise<{ token: string; agentId: string }> {
+  const body = { name: `agent ${crypto.randomUUID().slice(0, 8)}`, scopes, ...(policy && { policy }) }
+  const agent = await call(app, 'POST', '/api/v1/agents', { token: human.key, body })
+  if (agent.status !== 201) throw new Error(`create agent: ${show(agent)}`)
+  const minted = await call(app, 'POST', `/api/v1/agents/${agent.body.data.id}/tokens`, { token: human.key, body: {} })
+  if (minted.status !== 201) throw new Error(`mint token: ${show(minted)}`)
+  return { token: minted.body.data.token as string, agentId: agent.body.data.id as string }
 }

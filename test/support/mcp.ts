@@ -16,7 +16,7 @@ import { internalApi } from '../../redirect/internal-api'
 import type { ClickRecorder, RecorderStats } from '../../redirect/recorder'
 import { createRedirector, type Redirector } from '../../redirect/server'
 import type { ClickEvent } from '../../src/core/clicks'
-import { call, show, testApi, testConfig, TEST_IP_HEADER, uniqueIp, type TestApp } from './api'
+import { testApi, testConfig, TEST_IP_HEADER, uniqueIp, type TestApp } from './api'
 import { newAccount, type TestAccount } from './fixtures'
 import { freePort } from './processes'
 
@@ -224,24 +224,6 @@ export async function connectWithConsent(
 
 export async function newHuman(stack: McpStack): Promise<TestAccount> {
   return newAccount(stack.deps.db)
-}
-
-/**
- * An Agent of `human` with `scopes` and a token minted for it directly (no OAuth round trip). `policy`
- * as in POST /api/v1/agents (absent: the default, which holds deletes for the human).
- */
-export async function agentToken(
-  app: TestApp,
-  human: TestAccount,
-  scopes: string[],
-  policy?: { require_approval: string[] },
-): Promise<{ token: string; agentId: string }> {
-  const body = { name: `mcp test ${crypto.randomUUID().slice(0, 8)}`, scopes, ...(policy && { policy }) }
-  const agent = await call(app, 'POST', '/api/v1/agents', { token: human.key, body })
-  if (agent.status !== 201) throw new Error(`create agent: ${show(agent)}`)
-  const minted = await call(app, 'POST', `/api/v1/agents/${agent.body.data.id}/tokens`, { token: human.key, body: {} })
-  if (minted.status !== 201) throw new Error(`mint token: ${show(minted)}`)
-  return { token: minted.body.data.token as string, agentId: agent.body.data.id as string }
 }
 
 /** The official client against the app in process (no port): `token` sent as the bearer, one client address. */

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { AuditRecorder } from '../audit/recorder'
 import { call, show, testApi, type TestApp } from '../../../test/support/api'
-import { newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
+import { agentToken as newAgentToken, newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -16,11 +16,7 @@ beforeAll(async () => {
   audit = api.audit!
 })
 
-async function agentToken(human: TestAccount, scopes: string[]) {
-  const agent = await call(app, 'POST', '/api/v1/agents', { token: human.key, body: { name: 'audited', scopes } })
-  const minted = await call(app, 'POST', `/api/v1/agents/${agent.body.data.id}/tokens`, { token: human.key, body: {} })
-  return { agentId: agent.body.data.id as string, token: minted.body.data.token as string }
-}
+const agentToken = (human: TestAccount, scopes: string[]) => newAgentToken(app, human, scopes)
 
 /**
  * The Agent's audit once it holds `expected` events: the event is recorded after the answer is sent,

@@ -2,7 +2,7 @@
 // approvals, scope removed before approval, retries with an Idempotency-Key; and who may see what.
 import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { call, show, testApi, type TestApp } from '../../../test/support/api'
-import { newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
+import { agentToken, newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -21,13 +21,7 @@ beforeEach(async () => {
 })
 
 /** An Agent with the default policy (links.delete held) and a token of its scopes. */
-async function agentWithToken(key?: string, scopes = ['links:read', 'links:write', 'links:delete']) {
-  key ??= human.key
-  const agent = await call(app, 'POST', '/api/v1/agents', { token: key, body: { name: 'cleaner', scopes } })
-  expect(agent.status, show(agent)).toBe(201)
-  const minted = await call(app, 'POST', `/api/v1/agents/${agent.body.data.id}/tokens`, { token: key, body: {} })
-  return { agentId: agent.body.data.id as string, token: minted.body.data.token as string }
-}
+const agentWithToken = (scopes = ['links:read', 'links:write', 'links:delete']) => agentToken(app, human, scopes)
 
 async function heldDelete(token: string, headers: Record<string, string> = {}) {
   const link = await newLink(api.deps.db, human.id, 'sho.rt')
