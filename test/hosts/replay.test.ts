@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { replay, startDocumentHost, type DocumentHost, type HostSpec } from '../support/hosts'
 import { newHuman, startMcpStack, type McpStack } from '../support/mcp'
 import type { TestAccount } from '../support/fixtures'
+import { CHATGPT_REDIRECT_URI, chatgptClientDocument } from '../support/oauth'
 
 let stack: McpStack
 let human: TestAccount
@@ -71,19 +72,8 @@ const HOSTS: Record<string, HostSpec> = {
   // advertises private_key_jwt (https://github.com/operately/operately/issues/5164).
   ChatGPT: {
     discovery: 'challenge',
-    metadataDocument: (clientId, jwksUri) => ({
-      client_id: clientId,
-      client_uri: 'https://chatgpt.com/',
-      redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
-      token_endpoint_auth_method: 'private_key_jwt',
-      token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      client_name: 'ChatGPT',
-      token_endpoint_auth_signing_alg: 'RS256',
-      jwks_uri: jwksUri,
-    }),
-    redirectUri: 'https://chatgpt.com/connector_platform_oauth_redirect',
+    metadataDocument: (clientId, jwksUri) => chatgptClientDocument(clientId, jwksUri),
+    redirectUri: CHATGPT_REDIRECT_URI,
     tokenAuth: 'private_key_jwt',
     resource: fromMetadata,
     scope: withOfflineAccess,

@@ -7,7 +7,7 @@ import { exportJWK, generateKeyPair, type JWK } from 'jose'
 import * as oauth from 'oauth4webapi'
 import { testApi, testConfig } from '../support/api'
 import { newAccount, type TestAccount } from '../support/fixtures'
-import { appFetch, approveAsHuman, authorizationUrl, ISSUER, oauthFailure, openAuthorization, postForm, read, shown, type Flow, type Started } from '../support/oauth'
+import { appFetch, approveAsHuman, chatgptClientDocument, authorizationUrl, ISSUER, oauthFailure, openAuthorization, postForm, read, shown, type Flow, type Started } from '../support/oauth'
 
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
 const redirectUri = 'http://127.0.0.1:47002/connector_platform_oauth_redirect'
@@ -51,18 +51,7 @@ beforeAll(async () => {
   byUri = `${base}/oauth/chatgpt/client.json`
   inline = `${base}/oauth/inline/client.json`
   // ChatGPT's document, as published (client_id and URLs moved to this test's server).
-  documents.set('/oauth/chatgpt/client.json', {
-    client_id: byUri,
-    client_uri: 'https://chatgpt.com/',
-    redirect_uris: [redirectUri],
-    token_endpoint_auth_method: 'private_key_jwt',
-    token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    client_name: 'ChatGPT',
-    token_endpoint_auth_signing_alg: 'RS256',
-    jwks_uri: `${base}/oauth/jwks.json`,
-  })
+  documents.set('/oauth/chatgpt/client.json', chatgptClientDocument(byUri, `${base}/oauth/jwks.json`, redirectUri))
   documents.set('/oauth/inline/client.json', { client_id: inline, client_name: 'Inline keys', redirect_uris: [redirectUri], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [ec.publicJwk] } })
   api = await testApi({ config: testConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }) })
   human = await newAccount(api.deps.db)

@@ -218,3 +218,26 @@ export async function untilRefused(flow: Flow, token: string, options: { path?: 
     await Bun.sleep(options.everyMs ?? 50)
   }
 }
+
+/** Where ChatGPT's connectors come back to after authorization. */
+export const CHATGPT_REDIRECT_URI = 'https://chatgpt.com/connector_platform_oauth_redirect'
+
+/**
+ * ChatGPT's client ID metadata document, in the shape it publishes (private_key_jwt, RS256, a jwks_uri):
+ * https://chatgpt.com/oauth/client.json as quoted in https://github.com/django-oauth/django-oauth-toolkit/issues/1845.
+ * Its URLs are the test's own, since the test serves it on loopback.
+ */
+export function chatgptClientDocument(clientId: string, jwksUri: string, redirectUri = CHATGPT_REDIRECT_URI): Record<string, unknown> {
+  return {
+    client_id: clientId,
+    client_name: 'ChatGPT',
+    client_uri: 'https://chatgpt.com/',
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'private_key_jwt',
+    token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_signing_alg: 'RS256',
+    jwks_uri: jwksUri,
+  }
+}

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { parseConfig } from '../../core/config'
 import { OAuthError } from '../../plugins/oauth-errors'
 import { CimdCache, fetchClientMetadataDocument, isMetadataDocumentUrl, type CimdOptions, type Resolve } from './cimd'
+import { chatgptClientDocument } from '../../../test/support/oauth'
 
 const quiet = { warn: () => {} }
 const testing = parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }, quiet)
@@ -100,16 +101,7 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
   })
 
   test('ChatGPT\'s shape (private_key_jwt, RS256, jwks_uri) and an inline jwks are accepted, with their keys\' source', async () => {
-    const chatgpt = serveDocument('/chatgpt.json', {
-      client_uri: 'https://chatgpt.com/',
-      redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
-      token_endpoint_auth_method: 'private_key_jwt',
-      token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_signing_alg: 'RS256',
-      jwks_uri: 'https://chatgpt.com/oauth/jwks.json',
-    })
+    const chatgpt = serveDocument('/chatgpt.json', chatgptClientDocument(urlOf('/chatgpt.json'), 'https://chatgpt.com/oauth/jwks.json'))
     expect((await fetchClientMetadataDocument(withLoopback, chatgpt, fresh())).auth).toEqual({ method: 'private_key_jwt', jwks: null, jwks_uri: 'https://chatgpt.com/oauth/jwks.json' })
     const keys = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }] }
     const inline = serveDocument('/inline.json', { token_endpoint_auth_method: 'private_key_jwt', jwks: keys })
