@@ -18,7 +18,7 @@ import { consentPageModule } from './modules/oauth/consent-page'
 import { SIGNIN_FORM_PATHS, signinModule } from './modules/signin'
 import { sessionPrincipal } from './modules/signin/service'
 import { protectedResourceMetadataUrl } from './modules/oauth/discovery'
-import { SCOPES } from './modules/agents/scopes'
+import { SCOPES } from './lib/agent-access'
 import { accessTokens, type AccessTokens } from './modules/agents/verdicts'
 import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
@@ -28,12 +28,12 @@ import { statsModule } from './modules/stats'
 import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
-import { createAuth, type Auth, type AuthOptions } from './plugins/auth'
+import { agentCalls, type AgentCalls, type Hold } from './plugins/agent-calls'
+import { createAuth, type Auth } from './plugins/auth'
 import { clientIp } from './plugins/client'
-import { onBehalfOf } from './plugins/on-behalf'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
-import { isDryRun, queryPlugin } from './plugins/query'
+import { queryPlugin } from './plugins/query'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
 import { createServices, type ApiDeps, type Services } from './services'
@@ -43,10 +43,21 @@ export type { ApiDeps } from './services'
 const ACCESS_TOKEN_PREFIX = TOKEN_PREFIXES.access
 
 /**
- * One authenticator per token prefix; the auth plugin itself knows none. `hold` keeps an Agent's call
- * for approval (default: without previewing it first).
+ * What follows an Agent's authenticated call (plugins/agent-calls.ts), with this app's parts: the hold
+ * keeps a held call as an approval (default: without previewing it first), the audit recorder writes
+ * the events.
  */
-export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) => holdCall(services, call), agentTokens: AccessTokens = accessTokens(services)): Auth {
+export function apiAgentCalls(services: Services, hold: Hold = (call) => holdCall(services, call)): AgentCalls {
+  return agentCalls({
+    resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
+    hold,
+    record: services.audit && ((event) => services.audit!.record(event)),
+    clientIp: (request, server) => clientIp(services, request, server),
+  })
+}
+
+/** One authenticator per token prefix; the auth plugin itself knows none. */
+export function apiAuth(services: Services, calls: AgentCalls = apiAgentCalls(services), agentTokens: AccessTokens = accessTokens(services)): Auth {
   return createAuth(
     [
       { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
@@ -56,58 +67,29 @@ export function apiAuth(services: Services, hold: AuthOptions['hold'] = (call) =
     {
       resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
       session: (request) => sessionPrincipal(services, request),
-      hold,
+      agentCalls: calls,
     },
   )
 }
 
 /** /mcp's authenticator: at_ tokens whose audience is the issuer or <issuer>/mcp (modules/agents/audience.ts). */
-function mcpAuth(services: Services, agentTokens: AccessTokens): Auth {
+function mcpAuth(services: Services, calls: AgentCalls, agentTokens: AccessTokens): Auth {
   const mcpTokens = { prefix: ACCESS_TOKEN_PREFIX, kind: 'account' as const, authenticate: (token: string) => agentTokens.principal(token, 'mcp') }
-  return createAuth([mcpTokens], { resourceMetadataUrl: protectedResourceMetadataUrl(services.config) })
-}
-
-/**
- * One audit event per Agent (at_) call, accepted or refused, after its answer is sent: the recorder
- * only queues it (src/modules/audit), so the call is never slowed or failed by its audit.
- */
-function auditAgentCalls(services: Services, auth: Auth) {
-  return new Elysia({ name: 'audit.agent-calls' }).onAfterResponse({ as: 'global' }, ({ request, set, server, responseValue }) => {
-    const call = auth.agentCall(request)
-    if (!call || !services.audit) return
-    const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
-    const url = new URL(request.url)
-    services.audit.record({
-      accountId: call.accountId,
-      agentId: call.agentId,
-      // A tool's call to its REST route is marked in process (plugins/on-behalf.ts); anything else is REST.
-      via: onBehalfOf(request)?.via ?? 'rest',
-      operation: call.operation,
-      method: request.method,
-      path: url.pathname,
-      status,
-      scopesUsed: [...call.scopes],
-      approvalId: call.approvalId,
-      // Only a preview its route honoured (nothing written) is a dry run: plugins/query.ts decided it.
-      dryRun: isDryRun(request),
-      durationMs: performance.now() - call.started,
-      ip: clientIp(services, request, server),
-      at: call.at,
-    })
-  })
+  return createAuth([mcpTokens], { resourceMetadataUrl: protectedResourceMetadataUrl(services.config), agentCalls: calls })
 }
 
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
   const agentTokens = accessTokens(services)
-  const auth = apiAuth(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))), agentTokens)
+  const calls = apiAgentCalls(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))))
+  const auth = apiAuth(services, calls, agentTokens)
   const app: Elysia = new Elysia({ name: 'api' })
   // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
   const execute = executeThrough(services, (request) => app.handle(request))
   return app
     .decorate('services', services)
-    .use(auditAgentCalls(services, auth))
+    .use(calls.plugin)
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
     .use(bodyPlugin({ lenientQueryRoutes: [PIXEL_PATH], formPaths: [...OAUTH_FORM_PATHS, ...SIGNIN_FORM_PATHS, CONSENT_PAGE_PATH, `${APPROVAL_PAGE_PATH}/*`], arrayPaths: [MCP_PATH] }))
@@ -128,7 +110,7 @@ export function createApi(deps: ApiDeps) {
     .use(approvalPageModule(services, execute))
     .use(signinModule(services))
     .use(consentPageModule(services))
-    .use(mcpModule(services, mcpAuth(services, agentTokens), { dispatch: (request) => app.handle(request) }))
+    .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { dispatch: (request) => app.handle(request) }))
     .use(internalModule(services))
 }
 

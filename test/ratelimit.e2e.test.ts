@@ -126,7 +126,7 @@ describe.skipIf(!shared)('per-key rate limit across two API processes (REDIS_URL
     // The counter itself, and every other one in Redis, carries an expiry.
     const redis = connectRedis(process.env.REDIS_URL!, { commandTimeoutMs: 2_000, name: 'test-admin' })
     try {
-      const own = await redis.pttl(`${RATE_LIMIT_PREFIX}key:${keyId}`)
+      const own = await redis.pttl(`${RATE_LIMIT_PREFIX}mk:${keyId}`)
       expect(own, 'PTTL of this key\'s counter').toBeGreaterThan(0)
       expect(own).toBeLessThanOrEqual(60_000)
       const withoutExpiry: string[] = []

@@ -14,7 +14,7 @@ import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import { TOKEN_PREFIXES } from '../lib/secrets'
 import { protectedResourceMetadataUrl } from '../modules/oauth/discovery'
-import { readBearer, type Auth } from '../plugins/auth'
+import { readBearer, type Auth, type RouteAccess } from '../plugins/auth'
 import { clientIp } from '../plugins/client'
 import { ApiError, ERROR_CODES_KEYWORD, errors, FreeForm, Int } from '../plugins/errors'
 import type { Services } from '../services'
@@ -25,6 +25,9 @@ import { mcpServer } from './server'
 import { TOOL_SCOPES, TOOLS } from './tools'
 
 export const MCP_PATH = '/mcp'
+
+/** What the door asks of a token: none of the scopes (each tool's route asks its own). */
+const MCP_DOOR: RouteAccess = { scopes: [], door: 'mcp' }
 
 export interface McpOptions {
   /** The app's own request handler: tools call the REST routes through it. */
@@ -73,41 +76,21 @@ export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptio
     `Bearer resource_metadata="${resourceMetadataUrl}", scope="${TOOL_SCOPES.join(' ')}"${tokenSent ? ', error="invalid_token"' : ''}`
 
   /**
-   * An Agent's token refused at the door (revoked, expired, killed, over its rate limit) is audited like
-   * a refused REST call. Tool calls are audited by their REST routes (via: mcp); protocol messages
-   * (initialize, tools/list) are not operations and are not audited.
+   * The door: an Agent's at_ token, admitted without a scope (every scope is a tool's business, checked
+   * by its REST route). A token refused here (revoked, expired, killed, over its rate limit) is audited
+   * like a refused REST call (plugins/agent-calls.ts); tool calls are audited by their REST routes
+   * (via: mcp); protocol messages (initialize, tools/list) are not operations and are not audited.
    */
-  function auditRefusal(request: Request, server: Server<unknown> | null, error: ApiError, at: number, started: number): void {
-    const agent = error.extra.agent
-    if (!agent || !services.audit) return
-    services.audit.record({
-      ...agent,
-      via: 'mcp',
-      operation: '',
-      method: request.method,
-      path: MCP_PATH,
-      status: error.status,
-      scopesUsed: [],
-      durationMs: performance.now() - started,
-      ip: clientIp(services, request, server),
-      at,
-    })
-  }
-
   async function authenticate(request: Request, server: Server<unknown> | null): Promise<Caller> {
     const header = request.headers.get('authorization')
-    const at = Date.now()
-    const started = performance.now()
     try {
       const token = readBearer(header)
       if (!token.startsWith(TOKEN_PREFIXES.access)) {
         throw new ApiError('UNAUTHORIZED', 'The MCP endpoint takes an OAuth access token (at_), never an API key or a guest token: connect through OAuth, starting at the resource_metadata URL in WWW-Authenticate.')
       }
-      // The API's authenticator: every scope is a tool's business, checked by its REST route.
-      const principal = await auth.authenticate('mk', header, { scopes: [] })
+      const principal = await auth.authenticate(request, 'account', MCP_DOOR)
       return { token, principal, clientIp: clientIp(services, request, server) }
     } catch (error) {
-      if (error instanceof ApiError) auditRefusal(request, server, error, at, started)
       if (!(error instanceof ApiError) || error.status !== 401) throw error
       throw new ApiError(error.code, error.hint, { ...error.extra, headers: { ...error.extra.headers, 'www-authenticate': challenge(header !== null && header.trim() !== '') } })
     }
@@ -194,7 +177,7 @@ export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptio
             202: { description: 'A notification or response accepted (no body)' },
             403: { [ERROR_CODES_KEYWORD]: ['ORIGIN_NOT_ALLOWED'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } },
           },
-          'x-auth': 'mk',
+          'x-auth': 'account',
         } as Record<string, unknown>,
       },
     )

@@ -3,7 +3,7 @@
 // (dispatch.ts). The table says, per tool, the scope its route needs, honest behaviour hints, and how
 // its arguments become the REST request. Nothing here validates or writes: the route does.
 import { t, type TSchema } from 'elysia'
-import type { Scope } from '../modules/agents/scopes'
+import type { Scope } from '../lib/agent-access'
 import { ApprovalParams } from '../modules/approvals/model'
 import { Alias, Domain, LinkListQuery, MAX_OFFSET, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
 import { StatsQuery } from '../modules/stats/model'

@@ -4,11 +4,12 @@
 // client at the resource metadata; a session's writes need the CSRF token.
 import { describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
+import { agentCalls } from './agent-calls'
 import { createAuth, type Authenticator, type Principal } from './auth'
 import { ApiError, errors } from './errors'
 
 const METADATA = 'https://api.example.test/.well-known/oauth-protected-resource'
-const account = { id: 'acct_1', email: 'a@example.test', plan: 'free' as const, keyId: 'key_1' }
+const account = { id: 'acct_1', email: 'a@example.test', plan: 'free' as const }
 const key: Authenticator = {
   prefix: 'mk_',
   kind: 'account',
@@ -28,7 +29,7 @@ const CSRF = 'csrf-token-of-the-session'
 const session = async (request: Request): Promise<Principal | null> =>
   request.headers.get('cookie') === 'ls_session=good' ? { kind: 'account', account, session: { sessionId: 'ses_1', csrfToken: CSRF }, rateHeaders: {}, credentialId: 'ses:ses_1' } : null
 
-const auth = createAuth([key, agentToken], { resourceMetadataUrl: METADATA, session })
+const auth = createAuth([key, agentToken], { resourceMetadataUrl: METADATA, session, agentCalls: agentCalls({ resourceMetadataUrl: METADATA, clientIp: () => '' }) })
 const app = new Elysia()
   .use(errors)
   .use(auth.plugin)

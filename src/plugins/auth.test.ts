@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { ApiError, errors } from './errors'
 import { Elysia } from 'elysia'
+import { agentCalls } from './agent-calls'
 import { createAuth, readBearer, type Authenticator, type Principal } from './auth'
 import { call, newGuestToken, show, testApi, type TestApp } from '../../test/support/api'
 
@@ -60,7 +61,7 @@ describe('auth on routes', () => {
 })
 
 describe('createAuth: authenticators are injected, one per token prefix', () => {
-  const account = { id: 'acct_1', email: 'a@example.test', plan: 'free' as const, keyId: 'key_1' }
+  const account = { id: 'acct_1', email: 'a@example.test', plan: 'free' as const }
   const seen: string[] = []
   const zz: Authenticator = {
     prefix: 'zz_',
@@ -70,7 +71,8 @@ describe('createAuth: authenticators are injected, one per token prefix', () => 
       return { kind: 'account', account, rateHeaders: { 'x-ratelimit-limit': '5' }, credentialId: 'zz:1' }
     },
   }
-  const auth = createAuth([zz], { resourceMetadataUrl: 'https://api.example.test/.well-known/oauth-protected-resource' })
+  const resourceMetadataUrl = 'https://api.example.test/.well-known/oauth-protected-resource'
+  const auth = createAuth([zz], { resourceMetadataUrl, agentCalls: agentCalls({ resourceMetadataUrl, clientIp: () => '' }) })
   const app = new Elysia()
     .use(errors)
     .use(auth.plugin)

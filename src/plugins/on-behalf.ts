@@ -3,7 +3,7 @@
 // approves it, a held link operation is previewed as a dry run; so scopes, idempotency, approvals,
 // audit and dry_run are the route's own. Marked by the Request object itself, in this process only:
 // nothing a client sends (a header, a parameter) can claim to be such a request.
-import type { Principal } from './auth'
+import type { Principal } from './principal'
 
 export interface OnBehalfOf {
   /** Where the call came from, for the audit (`via`). */

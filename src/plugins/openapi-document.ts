@@ -3,11 +3,12 @@
 // the required `description` out, gives parameters `examples` as arrays (the standard wants a map),
 // and offers every body as JSON, multipart and plain text although this API speaks JSON. Routes mark
 // what they share with vendor keywords that this pass turns into documentation and then removes:
-//   x-auth: 'gt' | 'mk' | 'gt/mk' | 'human' (plugins/auth.ts) → 401 and 429 examples, X-RateLimit-* headers
+//   x-auth: AuthMode (plugins/auth.ts: the route option's name) → 401 and 429 examples, X-RateLimit-* headers
 //   x-scopes: [scope]               (plugins/auth.ts)        → the oauth2 security requirement, 403 INSUFFICIENT_SCOPE
 //   x-operation: 'links.delete'     (plugins/auth.ts)        → the 202 an Agent's held call answers
 //   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
 //   x-error-codes on an error schema (errorResponses)        → one example per code at that status
+import type { AuthMode } from './auth'
 import { DEFAULT_HINT, ERROR_CODES_KEYWORD, ERROR_STATUS, type ErrorCode } from './errors'
 
 type Json = Record<string, unknown>
@@ -54,10 +55,10 @@ const IDEMPOTENCY_KEY_PARAMETER: Json = {
 }
 
 /** Codes every route of a kind answers with, by what the route declares (see the file comment). */
-const AUTH_CODES: Record<string, ErrorCode[]> = {
-  gt: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT'],
-  mk: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
-  'gt/mk': ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+const AUTH_CODES: Record<AuthMode, ErrorCode[]> = {
+  guest: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT'],
+  account: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  guestOrAccount: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   human: ['UNAUTHORIZED', 'HUMAN_ONLY', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 }
 const BODY_CODES: ErrorCode[] = ['VALIDATION_FAILED', 'MALFORMED_JSON', 'UNSUPPORTED_CONTENT_TYPE', 'PAYLOAD_TOO_LARGE']
@@ -186,7 +187,7 @@ function normalizeOperation(operation: Json, schemas: Json): void {
       content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/HeldResponse' } } },
     }
   }
-  if (auth) add(AUTH_CODES[auth] ?? [])
+  if (auth) add(AUTH_CODES[auth as AuthMode] ?? [])
   if (jsonBody && !oauth) add(BODY_CODES)
   if (idempotent) add(IDEMPOTENCY_CODES)
   if (scopes.length > 0) {

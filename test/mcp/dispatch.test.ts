@@ -11,7 +11,7 @@ import { onBehalfOf } from '../../src/plugins/on-behalf'
 const ISSUER = 'https://api.sho.rt'
 const principal: Principal = {
   kind: 'account',
-  account: { id: 'acc_1', email: 'a@example.test', plan: 'free', keyId: 'agt_1' },
+  account: { id: 'acc_1', email: 'a@example.test', plan: 'free' },
   agent: { agentId: 'agt_1', tokenId: 'tok_1', clientId: 'cli_1', scopes: ['links:delete'], requireApproval: ['links.delete'] },
   rateHeaders: {},
   credentialId: 'at:agt_1',

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
 import { links } from '../../src/db/schema'
-import { SCOPES } from '../../src/modules/agents/scopes'
+import { SCOPES } from '../../src/lib/agent-access'
 import { testApi } from '../support/api'
 import { newAccount, type TestAccount } from '../support/fixtures'
 import {

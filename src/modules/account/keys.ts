@@ -5,19 +5,14 @@ import type { Db } from '../../db/client'
 import { accounts, apiKeys } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { AccountPrincipal, Principal } from '../../plugins/auth'
-import { enforceRateLimit } from '../../plugins/client'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from './plans'
+import { limitCredential } from './request-limit'
 import { newId } from '../../lib/ids'
 import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
 
 export const API_KEY_PREFIX = TOKEN_PREFIXES.apiKey
 /** Characters of a key kept in clear to tell keys apart ("mk_AbCd…"). */
 const KEY_START = 7
-
-
-/** Window of the per-key request limit (PLAN_LIMITS.requestsPerMinute). */
-const KEY_RATE_WINDOW_MS = 60_000
 
 type Tx = Pick<Db, 'insert'>
 
@@ -28,7 +23,7 @@ export async function createApiKey(tx: Tx, accountId: string, now: Date): Promis
   return key
 }
 
-export async function authenticateApiKey(services: Services, key: string): Promise<AccountPrincipal> {
+async function authenticateApiKey(services: Services, key: string): Promise<AccountPrincipal & { keyId: string }> {
   const [row] = await services.db
     .select({ id: accounts.id, email: accounts.email, plan: accounts.plan, keyId: apiKeys.id })
     .from(apiKeys)
@@ -41,8 +36,7 @@ export async function authenticateApiKey(services: Services, key: string): Promi
 
 /** The principal of an mk_ key: a live key of an existing account, within its plan's requests a minute. */
 export async function apiKeyPrincipal(services: Services, token: string): Promise<Principal> {
-  const account = await authenticateApiKey(services, token)
-  const perMinute = PLAN_LIMITS[account.plan].requestsPerMinute
-  const rateHeaders = await enforceRateLimit(services.limiter, `key:${account.keyId}`, perMinute, KEY_RATE_WINDOW_MS, services.now())
-  return { kind: 'account', account, rateHeaders, credentialId: `mk:${account.keyId}` }
+  const { keyId, ...account } = await authenticateApiKey(services, token)
+  const credentialId = `mk:${keyId}`
+  return { kind: 'account', account, rateHeaders: await limitCredential(services, credentialId, account.plan), credentialId }
 }

@@ -8,7 +8,8 @@ import type { Services } from '../../services'
 import { AgentParams, agentModels } from './model'
 import { AuditQuery } from '../audit/model'
 import { readAudit } from '../audit/reader'
-import { DEFAULT_REQUIRE_APPROVAL, OPERATIONS, createAgent, killAgent, listAgents, mintAgentToken, ownAgent, updateAgent } from './service'
+import { DEFAULT_REQUIRE_APPROVAL, OPERATION_NAMES } from '../../lib/agent-access'
+import { createAgent, killAgent, listAgents, mintAgentToken, ownAgent, updateAgent } from './service'
 
 const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
 
@@ -36,7 +37,7 @@ export function agentsModule(services: Services, auth: Auth) {
           operationId: 'createAgent',
           tags: ['agents'],
           summary: 'Create an Agent',
-          description: `An identity for a machine client, with the scopes its tokens may hold and the operations held for your approval (default: ${DEFAULT_REQUIRE_APPROVAL.join(', ')}; known operations: ${OPERATIONS.join(', ')}). Mint its tokens with POST /api/v1/agents/{agentId}/tokens. OAuth consent creates one per client by itself.`,
+          description: `An identity for a machine client, with the scopes its tokens may hold and the operations held for your approval (default: ${DEFAULT_REQUIRE_APPROVAL.join(', ')}; known operations: ${OPERATION_NAMES.join(', ')}). Mint its tokens with POST /api/v1/agents/{agentId}/tokens. OAuth consent creates one per client by itself.`,
         },
       },
     )

@@ -1,11 +1,11 @@
 import { t } from 'elysia'
 import { Meta } from '../../plugins/errors'
 import { AuditPage } from '../audit/model'
-import { OPERATIONS } from './service'
+import { OPERATION_NAMES } from '../../lib/agent-access'
 
 const ScopeList = t.Array(t.String({ maxLength: 40 }), { maxItems: 20, description: 'OAuth scope names (see /.well-known/oauth-protected-resource)' })
 const Policy = t.Object(
-  { require_approval: t.Array(t.UnionEnum([...OPERATIONS]), { maxItems: OPERATIONS.length, description: 'Operations held for a human decision' }) },
+  { require_approval: t.Array(t.UnionEnum(OPERATION_NAMES), { maxItems: OPERATION_NAMES.length, description: 'Operations held for a human decision' }) },
   { additionalProperties: false },
 )
 

@@ -7,15 +7,8 @@ import { agentApprovals, agents, oauthTokens } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { isScope } from './scopes'
+import { DEFAULT_REQUIRE_APPROVAL, isScope, type Operation } from '../../lib/agent-access'
 import { ACCESS_TOKEN_TTL_S, announceRevocation, issueTokens } from './tokens'
-
-/** What a policy may hold for a human (spec 5.4 names the defaults). */
-export const OPERATIONS = ['links.create', 'links.update', 'links.delete', 'tags.create', 'tags.delete', 'tags.assign', 'domains.change', 'billing.upgrade'] as const
-export type Operation = (typeof OPERATIONS)[number]
-
-/** Operations held for a human by default (spec 5.4: link deletion, tag deletion, domain changes, billing). */
-export const DEFAULT_REQUIRE_APPROVAL = ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade'] as const
 
 export type AgentRow = typeof agents.$inferSelect
 type Tx = Pick<Db, 'select' | 'insert' | 'update'>

@@ -5,33 +5,23 @@
 // the whole cache; a lost message is bounded by the TTL.
 import { and, eq } from 'drizzle-orm'
 import { accounts, agents, oauthTokens } from '../../db/schema'
-import type { Plan } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
 import { hashSecret } from '../../lib/secrets'
 import type { Principal } from '../../plugins/auth'
-import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from '../account/plans'
+import { limitCredential } from '../account/request-limit'
 import { audienceAllows, type Endpoint } from './audience'
+import { agentCredentialId, agentPrincipal, type AgentIdentity } from './principal'
 import { onLocalRevocation, REVOCATION_CHANNEL } from './tokens'
 
 /** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
 export const VERDICT_TTL_MS = 10_000
 const MAX_VERDICTS = 10_000
-const RATE_WINDOW_MS = 60_000
 
-interface Verdict {
-  tokenId: string
+/** The Agent a token speaks for, and what the cache needs to drop or expire it. */
+interface Verdict extends AgentIdentity {
   familyId: string
-  agentId: string
-  clientId: string | null
-  accountId: string
-  email: string
-  plan: Plan
-  /** What the token may do now: its own scopes that its Agent still holds. */
-  scopes: string[]
-  requireApproval: string[]
   resource: string
   expiresAt: number
   cachedUntil: number
@@ -138,18 +128,11 @@ export function accessTokens(services: Services): AccessTokens {
       if (verdict.expiresAt <= now) throw new ApiError('UNAUTHORIZED', 'The access token expired; use the refresh token or authorize again.', { agent })
       if (!audienceAllows(services.config, verdict.resource, endpoint)) throw new ApiError('UNAUTHORIZED', `This token was issued for another resource (${verdict.resource.slice(0, 100)}).`, { agent })
       // An Agent's calls count against the plan's per-minute limit of its own window, like a key's.
-      const perMinute = PLAN_LIMITS[verdict.plan].requestsPerMinute
-      const rateHeaders = await enforceRateLimit(services.limiter, `agent:${verdict.agentId}`, perMinute, RATE_WINDOW_MS, now).catch((error: unknown) => {
+      const rateHeaders = await limitCredential(services, agentCredentialId(verdict.agentId), verdict.plan).catch((error: unknown) => {
         if (error instanceof ApiError) error.extra.agent = agent
         throw error
       })
-      return {
-        kind: 'account',
-        account: { id: verdict.accountId, email: verdict.email, plan: verdict.plan, keyId: verdict.agentId },
-        agent: { agentId: verdict.agentId, tokenId: verdict.tokenId, clientId: verdict.clientId, scopes: verdict.scopes, requireApproval: verdict.requireApproval },
-        rateHeaders,
-        credentialId: `at:${verdict.agentId}`,
-      }
+      return agentPrincipal(verdict, rateHeaders)
     },
   }
 }

@@ -11,7 +11,9 @@ import { createHash } from 'node:crypto'
 import { and, desc, eq, gt, lte, or, sql } from 'drizzle-orm'
 import { accounts, agentApprovals, agents, type ApprovalStatus } from '../../db/schema'
 import { newId } from '../../lib/ids'
-import type { HeldCall, Principal } from '../../plugins/auth'
+import type { HeldCall } from '../../plugins/agent-calls'
+import type { Principal } from '../../plugins/auth'
+import { agentPrincipal } from '../agents/principal'
 import { ApiError } from '../../plugins/errors'
 import { onBehalfOf } from '../../plugins/on-behalf'
 import type { Services } from '../../services'
@@ -199,13 +201,17 @@ export async function decideApproval(services: Pick<Services, 'db' | 'config' | 
   } else if (won.scopes.some((s) => !agent.scopes.includes(s))) {
     result = { status: 403, body: { success: false, error: 'INSUFFICIENT_SCOPE', hint: `The Agent no longer holds ${won.scopes.join(' ')}; nothing was run.` } }
   } else {
-    const principal: Principal = {
-      kind: 'account',
-      account: { id: accountId, email: agent.email, plan: agent.plan, keyId: won.agentId },
-      agent: { agentId: won.agentId, tokenId: `approval:${won.id}`, clientId: agent.clientId, scopes: agent.scopes, requireApproval: agent.policy.require_approval, approvalId: won.id },
-      rateHeaders: {},
-      credentialId: `at:${won.agentId}`,
-    }
+    const principal = agentPrincipal({
+      accountId,
+      email: agent.email,
+      plan: agent.plan,
+      agentId: won.agentId,
+      tokenId: `approval:${won.id}`,
+      clientId: agent.clientId,
+      scopes: agent.scopes,
+      requireApproval: agent.policy.require_approval,
+      approvalId: won.id,
+    })
     try {
       result = await execute(won, principal)
     } catch {

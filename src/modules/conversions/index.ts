@@ -55,7 +55,7 @@ export function conversionsModule(services: Services, auth: Auth) {
     .post(
       '/api/analytics/link-conversion',
       async ({ body, request, server, set }) => {
-        const { caller, rateHeaders } = await authenticateCaller(auth, request.headers.get('authorization'))
+        const { caller, rateHeaders } = await authenticateCaller(auth, request)
         Object.assign(set.headers, rateHeaders)
         if (caller === null) {
           // Signature calls come from browsers: limited per client IP (API keys have their per-key limit).
@@ -76,7 +76,7 @@ export function conversionsModule(services: Services, auth: Auth) {
           security: [{ bearerAuth: [] }],
           // Authenticated here rather than by the auth option (a key or a signature), with the same
           // 401, 429 and rate-limit headers an mk_ route documents.
-          'x-auth': 'mk',
+          'x-auth': 'account',
           'x-scopes': ['conversions:write'],
           description: [
             'Authenticated EITHER by `Authorization: Bearer <mk_ key>` of the clicked link\'s account (server side) OR, with no Authorization header, by `clickSignature` = the `mu_sig` the redirect appended (browser side: never put an API key in a browser).',

@@ -139,15 +139,14 @@ function payloadHash(input: ConversionInput, occurredAtMs: number | null): strin
 export type KeyCaller = { accountId: string } | null
 
 /**
- * The API key behind an Authorization header (per-key rate limit included, its X-RateLimit headers
- * returned), or null when there is no header: the call then rests on the click signature.
+ * The API key (or Agent token) behind the request's Authorization header (per-credential rate limit
+ * included, its X-RateLimit headers returned), or null when there is no header: the call then rests on
+ * the click signature.
  */
-export async function authenticateCaller(
-  auth: Auth,
-  authorization: string | null,
-): Promise<{ caller: KeyCaller; rateHeaders: Record<string, string> }> {
+export async function authenticateCaller(auth: Auth, request: Request): Promise<{ caller: KeyCaller; rateHeaders: Record<string, string> }> {
+  const authorization = request.headers.get('authorization')
   if (authorization === null || authorization.trim() === '') return { caller: null, rateHeaders: {} }
-  const principal = await auth.authenticate('mk', authorization, { scopes: ['conversions:write'] })
+  const principal = await auth.authenticate(request, 'account', { scopes: ['conversions:write'] })
   if (principal.kind !== 'account') throw new ApiError('UNAUTHORIZED')
   return { caller: { accountId: principal.account.id }, rateHeaders: principal.rateHeaders }
 }

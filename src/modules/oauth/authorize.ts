@@ -9,7 +9,7 @@ import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
 import { loadClient, redirectUriMatches, type OAuthClient } from './clients'
 import { resolveResource } from '../agents/audience'
-import { isScope } from '../agents/scopes'
+import { isScope } from '../../lib/agent-access'
 
 export const CONSENT_TTL_MS = 10 * 60 * 1000
 export const CONSENT_PAGE_PATH = '/consent'

@@ -15,7 +15,7 @@ import { messagePage } from '../signin/pages'
 import { checkCsrf, readSession, type Session } from '../signin/service'
 import { CONSENT_PAGE_PATH } from './authorize'
 import { consentView, decideConsent, type ConsentView } from './consent'
-import { isScope, SCOPES } from '../agents/scopes'
+import { isScope, SCOPES } from '../../lib/agent-access'
 
 function pagePath(requestId: string): string {
   return `${CONSENT_PAGE_PATH}?request_id=${encodeURIComponent(requestId)}`

@@ -4,7 +4,7 @@
 // resource must name it, and VS Code, Gemini CLI and the C# SDK drop it otherwise).
 import type { Config } from '../../core/config'
 import { resourcesOf, type Endpoint } from '../agents/audience'
-import { SCOPES } from '../agents/scopes'
+import { SCOPES } from '../../lib/agent-access'
 import { ASSERTION_ALGORITHMS } from './cimd'
 
 type Urls = Pick<Config, 'publicApiUrl'>

@@ -13,7 +13,7 @@ import { oauthCors } from './cors'
 import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
 import { oauthFlowModels, oauthModels } from './model'
 import { registerClient } from './register'
-import { SCOPES } from '../agents/scopes'
+import { SCOPES } from '../../lib/agent-access'
 import { revokeRequest, tokenRequest } from './tokens'
 
 /**

@@ -17,7 +17,7 @@ import { hostKind } from '../../lib/hosts'
 import { newId } from '../../lib/ids'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'
-import { isScope } from '../agents/scopes'
+import { isScope } from '../../lib/agent-access'
 
 const MAX_REDIRECT_URIS = 10
 const MAX_URI_LENGTH = 2048

@@ -12,9 +12,8 @@ import { accounts, humanSessions, type Plan } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { hashSecret, randomBase64url, sameSecret } from '../../lib/secrets'
 import type { Principal, SessionGrant } from '../../plugins/auth'
-import { enforceRateLimit } from '../../plugins/client'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from '../account/plans'
+import { limitCredential } from '../account/request-limit'
 import { clearCookie, readCookieOf, setCookie } from './cookies'
 
 /** A week: long enough not to ask people every day, short enough that a forgotten device lets go. */
@@ -25,9 +24,6 @@ export type SignInMethod = 'email-code' | 'github' | 'google'
 /** hs_ ("human session") and 32 random bytes, so a leaked cookie value is recognisable. */
 const SESSION_TOKEN_PREFIX = 'hs_'
 const SESSION_TOKEN = /^hs_[A-Za-z0-9_-]{43}$/
-
-/** Window of the per-session request limit: the plan's requests a minute, as for an API key. */
-const SESSION_RATE_WINDOW_MS = 60_000
 
 export interface Session {
   id: string
@@ -104,14 +100,13 @@ export async function sessionPrincipal(services: Services, request: Request): Pr
   const session = await readSession(services, request)
   if (!session) return null
   const { account } = session
-  const perMinute = PLAN_LIMITS[account.plan].requestsPerMinute
-  const rateHeaders = await enforceRateLimit(services.limiter, `session:${session.id}`, perMinute, SESSION_RATE_WINDOW_MS, services.now())
+  const credentialId = `ses:${session.id}`
   return {
     kind: 'account',
-    account: { id: account.id, email: account.email, plan: account.plan, keyId: session.id },
+    account: { id: account.id, email: account.email, plan: account.plan },
     session: { sessionId: session.id, csrfToken: session.csrfToken },
-    rateHeaders,
-    credentialId: `ses:${session.id}`,
+    rateHeaders: await limitCredential(services, credentialId, account.plan),
+    credentialId,
   }
 }
 

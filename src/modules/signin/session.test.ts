@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { accounts, humanSessions } from '../../db/schema'
 import { Elysia } from 'elysia'
+import { agentCalls } from '../../plugins/agent-calls'
 import { createAuth } from '../../plugins/auth'
 import { errors } from '../../plugins/errors'
 import { createServices } from '../../services'
@@ -46,9 +47,10 @@ describe('sessionPrincipal', () => {
     expect(principal?.kind).toBe('account')
     if (principal?.kind !== 'account') throw new Error('no principal')
     expect(principal.account).toMatchObject({ id: accountId, email, plan: 'free' })
-    expect(principal.account.keyId).toMatch(/^ses_/)
-    expect(principal.credentialId).toBe(`ses:${principal.account.keyId}`)
-    expect(principal.session).toEqual({ sessionId: principal.account.keyId, csrfToken: csrfTokenFor(api.deps.config, principal.account.keyId) })
+    const sessionId = principal.session?.sessionId ?? ''
+    expect(sessionId).toMatch(/^ses_/)
+    expect(principal.credentialId).toBe(`ses:${sessionId}`)
+    expect(principal.session).toEqual({ sessionId, csrfToken: csrfTokenFor(api.deps.config, sessionId) })
     expect(principal.rateHeaders['x-ratelimit-limit']).toBe('30')
     expect(principal.agent).toBeUndefined()
   })
@@ -84,7 +86,8 @@ describe('sessionPrincipal', () => {
 
 describe('sessionPrincipal in the auth plugin (a route for the human: API key or session)', () => {
   test('the cookie authenticates; a write needs X-CSRF-Token; a signed-out cookie is 401', async () => {
-    const auth = createAuth([], { resourceMetadataUrl: 'https://api.sho.rt/.well-known/oauth-protected-resource', session: (request) => sessionPrincipal(services, request) })
+    const resourceMetadataUrl = 'https://api.sho.rt/.well-known/oauth-protected-resource'
+    const auth = createAuth([], { resourceMetadataUrl, session: (request) => sessionPrincipal(services, request), agentCalls: agentCalls({ resourceMetadataUrl, clientIp: () => '' }) })
     const app = new Elysia()
       .use(errors)
       .use(auth.plugin)
@@ -119,7 +122,7 @@ describe('checkCsrf', () => {
     expect(checkCsrf(principal, undefined)).toBe(false)
     expect(checkCsrf(principal, '')).toBe(false)
     expect(checkCsrf({ sessionId: 'ses_x', csrfToken: own }, own)).toBe(true)
-    const keyPrincipal = { kind: 'account' as const, account: { id: 'acct_x', email: 'x@example.test', plan: 'free' as const, keyId: 'key_x' }, rateHeaders: {}, credentialId: 'mk:key_x' }
+    const keyPrincipal = { kind: 'account' as const, account: { id: 'acct_x', email: 'x@example.test', plan: 'free' as const }, rateHeaders: {}, credentialId: 'mk:key_x' }
     expect(checkCsrf(keyPrincipal, own)).toBe(false)
     expect(checkCsrf(null, own)).toBe(false)
   })

@@ -1,0 +1,15 @@
+// The per-credential request limit (spec 4.5): every credential of an account (an API key, an Agent's
+// tokens, a signed-in session) has its own window of the plan's requests a minute, keyed by the
+// credential (Principal.credentialId). Its authenticator counts one request here before the route runs;
+// the X-RateLimit-* headers it returns are the ones account status shows.
+import type { Plan } from '../../db/schema'
+import { enforceRateLimit } from '../../plugins/client'
+import type { Services } from '../../services'
+import { PLAN_LIMITS } from './plans'
+
+const WINDOW_MS = 60_000
+
+/** Counts a request of `credentialId`; its rate headers, or 429 RATE_LIMITED past the plan's limit. */
+export function limitCredential(services: Pick<Services, 'limiter' | 'now'>, credentialId: string, plan: Plan): Promise<Record<string, string>> {
+  return enforceRateLimit(services.limiter, credentialId, PLAN_LIMITS[plan].requestsPerMinute, WINDOW_MS, services.now())
+}

@@ -1,0 +1,33 @@
+// The principal an Agent acts as: built from its token's verdict on every call, and from the approval
+// when a held call runs. One shape, so the routes, the hold and the audit see the same Agent either way.
+import type { Plan } from '../../db/schema'
+import type { AgentPrincipal } from '../../plugins/principal'
+
+export interface AgentIdentity {
+  accountId: string
+  email: string
+  plan: Plan
+  agentId: string
+  /** The at_ token's id, or `approval:<id>` for an approved call. */
+  tokenId: string
+  clientId: string | null
+  /** What it may do now: the token's scopes that the Agent still holds. */
+  scopes: readonly string[]
+  requireApproval: readonly string[]
+  /** The approval this call executes: it is not held again. */
+  approvalId?: string
+}
+
+export function agentPrincipal(agent: AgentIdentity, rateHeaders: Record<string, string> = {}): AgentPrincipal {
+  const { accountId, email, plan, agentId, tokenId, clientId, scopes, requireApproval, approvalId } = agent
+  return {
+    kind: 'account',
+    account: { id: accountId, email, plan },
+    agent: { agentId, tokenId, clientId, scopes, requireApproval, ...(approvalId && { approvalId }) },
+    rateHeaders,
+    credentialId: agentCredentialId(agent.agentId),
+  }
+}
+
+/** An Agent's tokens share one credential: one request window, one idempotency scope. */
+export const agentCredentialId = (agentId: string) => `at:${agentId}`
