@@ -33,6 +33,7 @@ import { createAuth, type Auth } from './plugins/auth'
 import { clientIp } from './plugins/client'
 import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
+import { inProcess } from './plugins/on-behalf'
 import { queryPlugin } from './plugins/query'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
@@ -81,12 +82,14 @@ function mcpAuth(services: Services, calls: AgentCalls, agentTokens: AccessToken
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
+  // The one in-process path (plugins/on-behalf.ts): MCP tools, approved calls and held calls' previews
+  // run through the app itself, as their caller; hence the late binding to `app`.
+  const callAs = inProcess((request) => app.handle(request), services.config.publicApiUrl)
   const agentTokens = accessTokens(services)
-  const calls = apiAgentCalls(services, (call) => holdCall(services, call, previewThrough((request) => app.handle(request))))
+  const calls = apiAgentCalls(services, (call) => holdCall(services, call, previewThrough(callAs)))
   const auth = apiAuth(services, calls, agentTokens)
   const app: Elysia = new Elysia({ name: 'api' })
-  // An approved Agent call runs through the app itself, as the Agent (approvals/index.ts).
-  const execute = executeThrough(services, (request) => app.handle(request))
+  const execute = executeThrough(callAs)
   return app
     .decorate('services', services)
     .use(calls.plugin)
@@ -110,7 +113,7 @@ export function createApi(deps: ApiDeps) {
     .use(approvalPageModule(services, execute))
     .use(signinModule(services))
     .use(consentPageModule(services))
-    .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { dispatch: (request) => app.handle(request) }))
+    .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { callAs }))
     .use(internalModule(services))
 }
 

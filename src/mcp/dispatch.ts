@@ -1,15 +1,12 @@
 // A tool call is its REST call: the request the REST client would send, handled by the same app in
-// process and marked as made for the MCP caller (plugins/on-behalf.ts), so the route applies its scope,
+// process as the MCP caller (plugins/on-behalf.ts, the app's one in-process path), so the route applies its scope,
 // rate limit, idempotency, approval, audit and dry_run exactly as for REST. Its answer becomes the
 // tool result: the REST JSON as structuredContent, a line and the JSON as text; an error is a tool
 // error (isError) with the API's code and hint, never a protocol error; a 202 is the held approval.
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { Principal } from '../plugins/auth'
-import { actOnBehalfOf } from '../plugins/on-behalf'
+import type { CallAs } from '../plugins/on-behalf'
 import type { Args, Json, ToolSpec } from './tools'
-
-/** The app's own request handler (app.handle). */
-export type Dispatch = (request: Request) => Promise<Response>
 
 /** Who called /mcp, as its request authenticated them. */
 export interface Caller {
@@ -20,24 +17,18 @@ export interface Caller {
 }
 
 export interface DispatchContext {
-  /** The issuer (PUBLIC_API_URL): base of the REST calls and of the URLs handed to people. */
+  /** The issuer (PUBLIC_API_URL): base of the URLs handed to people. */
   issuer: string
-  dispatch: Dispatch
+  callAs: CallAs
 }
-
 
 export async function callTool(tool: ToolSpec, args: Args, caller: Caller, context: DispatchContext): Promise<CallToolResult> {
   const call = tool.rest(args)
-  const url = new URL(call.path, context.issuer)
-  for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
   const headers: Record<string, string> = { authorization: `Bearer ${caller.token}`, accept: 'application/json' }
-  if (call.body) headers['content-type'] = 'application/json'
   if (typeof args.idempotency_key === 'string') headers['idempotency-key'] = args.idempotency_key
-  const request = new Request(url.href, { method: call.method, headers, ...(call.body && { body: JSON.stringify(call.body) }) })
-  actOnBehalfOf(request, { via: 'mcp', tool: tool.name, principal: caller.principal, clientIp: caller.clientIp })
-  const response = await context.dispatch(request)
+  const response = await context.callAs({ via: 'mcp', tool: tool.name, principal: caller.principal, clientIp: caller.clientIp }, { ...call, headers })
   const body = await jsonOf(response)
-  if (!body) return failure('INTERNAL_ERROR', `${call.method} ${url.pathname} answered ${response.status} without a JSON body.`)
+  if (!body) return failure('INTERNAL_ERROR', `${call.method} ${call.path} answered ${response.status} without a JSON body.`)
   if (response.status === 202) return held(tool, body, new URL(response.headers.get('location') ?? '/api/v1/agent/approvals', context.issuer).href)
   if (response.status >= 300) return failure(typeof body.error === 'string' ? body.error : `HTTP_${response.status}`, typeof body.hint === 'string' ? body.hint : '', body)
   if (args.dry_run === true && body.meta?.dry_run !== true) {

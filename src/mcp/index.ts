@@ -16,9 +16,10 @@ import { TOKEN_PREFIXES } from '../lib/secrets'
 import { protectedResourceMetadataUrl } from '../modules/oauth/discovery'
 import { readBearer, type Auth, type RouteAccess } from '../plugins/auth'
 import { clientIp } from '../plugins/client'
+import type { CallAs } from '../plugins/on-behalf'
 import { ApiError, ERROR_CODES_KEYWORD, errors, FreeForm, Int } from '../plugins/errors'
 import type { Services } from '../services'
-import type { Caller, Dispatch } from './dispatch'
+import type { Caller } from './dispatch'
 import { BATCH_PROTOCOL_VERSION, batchRefusal, batchVersion, isRequest, MAX_BATCH_MESSAGES, messageRefused, responsesIn } from './batch'
 import { mcpCors } from './cors'
 import { mcpServer } from './server'
@@ -30,8 +31,8 @@ export const MCP_PATH = '/mcp'
 const MCP_DOOR: RouteAccess = { scopes: [], door: 'mcp' }
 
 export interface McpOptions {
-  /** The app's own request handler: tools call the REST routes through it. */
-  dispatch: Dispatch
+  /** The app's in-process path: tools call their REST routes through it, as the caller. */
+  callAs: CallAs
 }
 
 const McpMessage = t.Object(
@@ -64,11 +65,11 @@ function withHeaders(answer: Response, extra: Record<string, string>): Response 
   return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers })
 }
 
-export function mcpModule(services: Services, auth: Auth, { dispatch }: McpOptions) {
+export function mcpModule(services: Services, auth: Auth, { callAs }: McpOptions) {
   const issuer = services.config.publicApiUrl
   const cors = mcpCors(services.config.mcpAllowedOrigins, new URL(issuer).origin)
   const resourceMetadataUrl = `${protectedResourceMetadataUrl(services.config)}${MCP_PATH}`
-  const context = { issuer, dispatch }
+  const context = { issuer, callAs }
   const handler = createMcpHandler(({ authInfo }) => mcpServer(callerOf(authInfo), context), { legacy: 'stateless' })
 
   /** RFC 6750 3 / RFC 9728 5.1, and the scopes to ask for (MCP authorization: the client requests these). */

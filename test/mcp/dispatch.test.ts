@@ -6,7 +6,7 @@ import { describe, expect, test } from 'bun:test'
 import { callTool, type Caller } from '../../src/mcp/dispatch'
 import { TOOLS } from '../../src/mcp/tools'
 import type { Principal } from '../../src/plugins/auth'
-import { onBehalfOf } from '../../src/plugins/on-behalf'
+import { inProcess, onBehalfOf } from '../../src/plugins/on-behalf'
 
 const ISSUER = 'https://api.sho.rt'
 const principal: Principal = {
@@ -31,7 +31,7 @@ function route(status: number, body: unknown, headers: Record<string, string> = 
 describe('the REST call of a tool', () => {
   test('delete_link with dry_run: DELETE /api/v1/links/{alias}?domain&dry_run=true, the caller\'s token, marked as MCP with the caller\'s address', async () => {
     const { seen, dispatch } = route(200, { success: true, message: 'Link go.example.com/promo deleted.', meta: { dry_run: true } })
-    const result = await callTool(tool('delete_link'), { alias: 'promo', domain: 'go.example.com', dry_run: true }, caller, { issuer: ISSUER, dispatch })
+    const result = await callTool(tool('delete_link'), { alias: 'promo', domain: 'go.example.com', dry_run: true }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     const request = seen[0]!
     expect([request.method, request.url]).toEqual(['DELETE', `${ISSUER}/api/v1/links/promo?domain=go.example.com&dry_run=true`])
     expect(request.headers.get('authorization')).toBe(`Bearer ${caller.token}`)
@@ -46,7 +46,7 @@ describe('the REST call of a tool', () => {
 
   test('update_link: PATCH with only the fields sent in the body (null kept: it clears)', async () => {
     const { seen, dispatch } = route(200, { success: true, data: { short_url: 'https://sho.rt/promo', full_url: 'https://example.com/b' }, meta: {} })
-    await callTool(tool('update_link'), { alias: 'promo', url: 'https://example.com/b', password: null }, caller, { issuer: ISSUER, dispatch })
+    await callTool(tool('update_link'), { alias: 'promo', url: 'https://example.com/b', password: null }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     expect([seen[0]!.method, seen[0]!.url, seen[0]!.headers.get('content-type')]).toEqual(['PATCH', `${ISSUER}/api/v1/links/promo`, 'application/json'])
     expect(await seen[0]!.json()).toEqual({ url: 'https://example.com/b', password: null })
   })
@@ -58,7 +58,7 @@ describe('what an answer becomes', () => {
     const url = `${ISSUER}/approvals/${id}`
     const approval = { id, status: 'pending', agent_id: 'agt_1', operation: 'links.delete', expires_at: '2026-11-25T10:00:00.000Z', review_url: url }
     const { dispatch } = route(202, { success: true, data: { approval }, meta: { held_for_approval: true } }, { location: `/api/v1/agent/approvals/${id}` })
-    const result = await callTool(tool('delete_link'), { alias: 'promo' }, caller, { issuer: ISSUER, dispatch })
+    const result = await callTool(tool('delete_link'), { alias: 'promo' }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     expect(result.isError).toBeFalsy()
     expect(result.structuredContent).toEqual({ held: true, approval: { ...approval, url } })
     expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith(`Held for approval: delete_link runs only once a human approves it. Approval ${approval.id} is pending; ask the human to open ${url}.`)
@@ -67,7 +67,7 @@ describe('what an answer becomes', () => {
   test('an error answer: isError, the code and hint first, the body as structuredContent', async () => {
     const body = { success: false, error: 'LINK_NOT_FOUND', hint: 'No link with that alias on that domain.', meta: {} }
     const { dispatch } = route(404, body)
-    const result = await callTool(tool('get_link'), { alias: 'nope' }, caller, { issuer: ISSUER, dispatch })
+    const result = await callTool(tool('get_link'), { alias: 'nope' }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual(body)
     expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith('LINK_NOT_FOUND: No link with that alias on that domain.')
@@ -75,7 +75,7 @@ describe('what an answer becomes', () => {
 
   test('a success that ignored dry_run is an error saying what was done', async () => {
     const { dispatch } = route(200, { success: true, data: { short_url: 'https://sho.rt/x', full_url: 'https://example.com/' }, meta: {} })
-    const result = await callTool(tool('create_link'), { url: 'https://example.com/', dry_run: true }, caller, { issuer: ISSUER, dispatch })
+    const result = await callTool(tool('create_link'), { url: 'https://example.com/', dry_run: true }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     expect(result.isError).toBe(true)
     expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith('DRY_RUN_NOT_HONOURED: The server carried create_link out')
   })

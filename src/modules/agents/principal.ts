@@ -1,22 +1,10 @@
 // The principal an Agent acts as: built from its token's verdict on every call, and from the approval
 // when a held call runs. One shape, so the routes, the hold and the audit see the same Agent either way.
 import type { Plan } from '../../db/schema'
-import type { AgentPrincipal } from '../../plugins/principal'
+import type { AgentGrant, AgentPrincipal } from '../../plugins/principal'
 
-export interface AgentIdentity {
-  accountId: string
-  email: string
-  plan: Plan
-  agentId: string
-  /** The at_ token's id, or `approval:<id>` for an approved call. */
-  tokenId: string
-  clientId: string | null
-  /** What it may do now: the token's scopes that the Agent still holds. */
-  scopes: readonly string[]
-  requireApproval: readonly string[]
-  /** The approval this call executes: it is not held again. */
-  approvalId?: string
-}
+/** An Agent's grant (the token's id is `approval:<id>` for an approved call) and its account. */
+export type AgentIdentity = AgentGrant & { accountId: string; email: string; plan: Plan }
 
 export function agentPrincipal(agent: AgentIdentity, rateHeaders: Record<string, string> = {}): AgentPrincipal {
   const { accountId, email, plan, agentId, tokenId, clientId, scopes, requireApproval, approvalId } = agent

@@ -1,8 +1,8 @@
 // Approvals of held Agent calls: the human lists and decides them; the asking Agent may read its own
 // (to poll). Deciding is human-only (API key or session).
 import { Elysia } from 'elysia'
-import type { Auth, Principal } from '../../plugins/auth'
-import { actOnBehalfOf, onBehalfOf } from '../../plugins/on-behalf'
+import type { Auth } from '../../plugins/auth'
+import { onBehalfOf, type CallAs } from '../../plugins/on-behalf'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { ApprovalListQuery, ApprovalParams, approvalModels, DecisionParams } from './model'
@@ -11,19 +11,12 @@ import { APPROVALS_PATH, decideApproval, listApprovals, readApproval, type Execu
 const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
 
 /**
- * How an approved call runs: the same route, in-process, as the Agent (plugins/on-behalf.ts: no token needed, none
- * can be forged), its JSON answer kept as the approval's result.
+ * How an approved call runs: the same route, in process, as the Agent (plugins/on-behalf.ts: no token
+ * needed, none can be forged), its JSON answer kept as the approval's result.
  */
-export function executeThrough(services: Services, dispatch: (request: Request) => Promise<Response>): Execute {
-  return async (row, principal: Principal) => {
-    const url = new URL(row.path, services.config.publicApiUrl)
-    for (const [key, value] of Object.entries(row.query)) url.searchParams.set(key, value)
-    const request = new Request(url.href, {
-      method: row.method,
-      headers: row.body === null ? {} : { 'content-type': 'application/json' },
-      ...(row.body !== null && { body: JSON.stringify(row.body) }),
-    })
-    const response = await dispatch(actOnBehalfOf(request, { via: row.via === 'mcp' ? 'mcp' : 'rest', principal }))
+export function executeThrough(callAs: CallAs): Execute {
+  return async (row, principal) => {
+    const response = await callAs({ via: row.via === 'mcp' ? 'mcp' : 'rest', principal }, { method: row.method, path: row.path, query: row.query, body: row.body })
     const text = await response.text()
     let body: unknown = null
     try {
@@ -36,16 +29,17 @@ export function executeThrough(services: Services, dispatch: (request: Request) 
 }
 
 /**
- * A held call's preview: the same request with ?dry_run=true, run in-process as the Agent and not
+ * A held call's preview: the same request with ?dry_run=true, run in process as the Agent and not
  * audited on its own (the held call's event records the outcome).
  */
-export function previewThrough(dispatch: (request: Request) => Promise<Response>): Preview {
+export function previewThrough(callAs: CallAs): Preview {
   return async (call) => {
     const url = new URL(call.request.url)
-    url.searchParams.set('dry_run', 'true')
-    const body = call.body === undefined || call.body === null ? null : JSON.stringify(call.body)
-    const request = new Request(url.href, { method: call.request.method, headers: body === null ? {} : { 'content-type': 'application/json' }, ...(body !== null && { body }) })
-    const answer = await dispatch(actOnBehalfOf(request, { via: onBehalfOf(call.request)?.via ?? 'rest', principal: call.principal, clientIp: onBehalfOf(call.request)?.clientIp, audited: false }))
+    const outer = onBehalfOf(call.request)
+    const answer = await callAs(
+      { via: outer?.via ?? 'rest', principal: call.principal, clientIp: outer?.clientIp, audited: false },
+      { method: call.request.method, path: url.pathname, query: { ...Object.fromEntries(url.searchParams), dry_run: 'true' }, body: call.body },
+    )
     // Re-made so its headers can be changed by whoever answers it (the caller's rate headers).
     return new Response(await answer.text(), { status: answer.status, headers: answer.headers })
   }
