@@ -1,7 +1,8 @@
 // `npm run client:generate`: writes the typed client's inputs from the API itself.
 //
-//   client/openapi.json   the OpenAPI document (/swagger/json), built in-process with the embedded test
-//                         engines, pretty-printed in the key order the API produces
+//   client/openapi.json   the OpenAPI document (/swagger/json) of the app built in process on in-memory
+//                         engines with DOCUMENT_ENV (nothing listens, nothing is written), pretty-printed
+//                         in the key order the API produces
 //   client/schema.d.ts    openapi-typescript's types for it; the first line records the sha256 of the
 //                         openapi.json it was generated from (client/client.test.ts compares both)
 //
@@ -11,6 +12,11 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { createClient } from '@clickhouse/client'
+import { openAdapters } from '../src/adapters'
+import { createApi } from '../src/app'
+import { parseConfig } from '../src/core/config'
+import { openDatabase } from '../src/db/client'
 
 export const ROOT = resolve(import.meta.dir, '..')
 export const DOCUMENT_FILE = join(ROOT, 'client/openapi.json')
@@ -31,13 +37,34 @@ export function sha256(text: string): string {
 export const schemaHashLine = (hash: string) => `// sha256 of client/openapi.json: ${hash}`
 export const SCHEMA_HASH_LINE = /^\/\/ sha256 of client\/openapi\.json: ([0-9a-f]{64})$/
 
-/** GET /swagger/json of an app built like the tests build it (nothing listens). */
+/**
+ * The settings the document is built with: the hosts its examples and servers name (the same the
+ * tests use, so their requests match the document) and secrets that exist only here.
+ */
+export const DOCUMENT_ENV = {
+  SHORT_DOMAIN: 'sho.rt',
+  SHORT_BASE_URL: 'https://sho.rt',
+  PUBLIC_API_URL: 'https://api.sho.rt',
+  TRUSTED_IP_HEADER: 'x-test-client-ip',
+  INTERNAL_SECRET: 'test-internal-secret-0123456789abcdef',
+  IP_HASH_SECRET: 'test-ip-hash-secret-0123456789abcdef',
+}
+
+/** GET /swagger/json of the app on in-memory engines (building the document touches none of them). */
 export async function liveDocument(): Promise<unknown> {
-  const { testApi } = await import('../test/support/api')
-  const { app } = await testApi()
-  const response = await app.handle(new Request('http://localhost/swagger/json'))
-  if (response.status !== 200) throw new Error(`GET /swagger/json: ${response.status} ${(await response.text()).slice(0, 300)}`)
-  return response.json()
+  const config = parseConfig({ ...DOCUMENT_ENV, DATA_DIR: ':memory:' })
+  const database = await openDatabase(config)
+  const { kv, limiter, idempotency } = await openAdapters(config)
+  // A client that is never called: the document needs no statistics.
+  const clickhouse = createClient({ url: 'http://127.0.0.1:9' })
+  try {
+    const app = createApi({ config, db: database.db, kv, limiter, idempotency, clickhouse })
+    const response = await app.handle(new Request('http://localhost/swagger/json'))
+    if (response.status !== 200) throw new Error(`GET /swagger/json: ${response.status} ${(await response.text()).slice(0, 300)}`)
+    return await response.json()
+  } finally {
+    await Promise.all([clickhouse.close(), kv.close(), database.close()])
+  }
 }
 
 function run(cmd: string[], cwd = ROOT): void {

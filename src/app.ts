@@ -52,7 +52,7 @@ export function apiAgentCalls(services: Services, hold: Hold = (call) => holdCal
   return agentCalls({
     resourceMetadataUrl: protectedResourceMetadataUrl(services.config),
     hold,
-    record: services.audit && ((event) => services.audit!.record(event)),
+    audit: services.audit,
     clientIp: (request, server) => clientIp(services, request, server),
   })
 }
@@ -113,7 +113,7 @@ export function createApi(deps: ApiDeps) {
     .use(approvalPageModule(services, execute))
     .use(signinModule(services))
     .use(consentPageModule(services))
-    .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { callAs }))
+    .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { callAs, resourceMetadataUrl: protectedResourceMetadataUrl(services.config) }))
     .use(internalModule(services))
 }
 

@@ -1,10 +1,9 @@
 // What the API is built from. createApi(deps) turns ApiDeps into Services once; every module and plugin
 // takes Services and passes plain values on to its service functions (never the Elysia Context).
 import type { ClickHouseClient } from '@clickhouse/client'
-import type { IdempotencyStore, Kv, Limiter } from './adapters/ports'
+import type { AuditLog, IdempotencyStore, Kv, Limiter } from './adapters/ports'
 import type { Config } from './core/config'
 import type { Db } from './db/client'
-import type { AuditRecorder } from './modules/audit/recorder'
 
 export interface ApiDeps {
   config: Config
@@ -25,7 +24,7 @@ export interface ApiDeps {
    */
   requestIP?: (request: Request) => string | null | undefined
   /** Where an event per Agent (at_) call goes; without one, Agent calls are not audited (tests of other things). */
-  audit?: AuditRecorder
+  audit?: AuditLog
 }
 
 /** Process counters instead of per-request logs: read by a metrics endpoint or a test. */

@@ -1,4 +1,6 @@
-// Import rules of the codebase, checked on the real tree (test/support/import-graph.ts reads it).
+// The code map of the README ("Map of src/"), as data, checked on the real tree (test/support/import-graph.ts
+// reads it, type-only imports included: a type is a dependency too). Each layer names what it may import
+// besides itself; an import of anything else fails, and so does any circle between two files.
 //
 // The hot path stays small: src/core imports only src/core, redirect/ only itself and src/core, and
 // both only ioredis and @clickhouse/client besides Bun and Node built-ins. Elysia, drizzle, Postgres
@@ -6,60 +8,129 @@
 // enrichment's data: a user-agent parser, a bot pattern list and an IP-to-country table, pure and without
 // I/O of their own, used only when a batch of clicks is encoded (off the response path, on the click
 // worker in the stand-alone redirector).
-//
-// Layers of the API: src/plugins and src/lib sit under the feature modules, so they never import
-// src/modules; modules do not import each other in a circle.
 import { describe, expect, test } from 'bun:test'
-import { forbiddenEdges, importCycles, importGraph, moduleOf, type ImportGraph } from './support/import-graph'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { importCycles, importGraph, moduleOf, ROOT, type ImportGraph } from './support/import-graph'
+
+interface Layer {
+  name: string
+  /** Folders (ending in /) and files of the layer; a file belongs to the first layer that names it. */
+  paths: readonly (string | RegExp)[]
+  /** The layers below it that it may import (it may always import itself). */
+  mayImport: readonly string[]
+}
+
+const BELOW_PLUGINS = ['core', 'lib', 'stores', 'services'] as const
+
+/** The README's map, bottom up. */
+export const LAYERS: readonly Layer[] = [
+  { name: 'core', paths: ['src/core/'], mayImport: [] },
+  { name: 'lib', paths: ['src/lib/'], mayImport: ['core'] },
+  { name: 'stores', paths: ['src/db/', 'src/adapters/'], mayImport: ['core', 'lib'] },
+  { name: 'services', paths: ['src/billing/', 'src/mail/', 'src/dns/', 'src/analytics/', 'src/services.ts', 'src/embedded-lock.ts'], mayImport: ['core', 'lib', 'stores'] },
+  { name: 'plugins', paths: ['src/plugins/'], mayImport: [...BELOW_PLUGINS] },
+  // A module's schemas (model.ts) are what src/mcp may read of it; they import no logic of a module.
+  { name: 'models', paths: [/^src\/modules\/[^/]+\/model\.ts$/], mayImport: [...BELOW_PLUGINS, 'plugins'] },
+  { name: 'modules', paths: ['src/modules/'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models'] },
+  { name: 'mcp', paths: ['src/mcp/'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models'] },
+  { name: 'redirector', paths: ['redirect/'], mayImport: ['core'] },
+  // The embedded default (src/main.ts) runs the redirector in the API's process.
+  { name: 'composition', paths: ['src/app.ts', 'src/boot.ts', 'src/main.ts', 'src/api.ts'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models', 'modules', 'mcp', 'redirector'] },
+  { name: 'scripts', paths: ['scripts/'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models', 'modules', 'mcp', 'redirector', 'composition'] },
+]
+
+/** The folders of the checked tree; tests, bench/ and test/support may import anything. */
+const CHECKED = ['src', 'redirect', 'scripts']
+
+export function layerOf(path: string, layers: readonly Layer[] = LAYERS): Layer | undefined {
+  return layers.find((layer) => layer.paths.some((p) => (typeof p === 'string' ? (p.endsWith('/') ? path.startsWith(p) : path === p) : p.test(path))))
+}
+
+/** "file imports target (layer → layer)" for every import the map does not allow. */
+export function upwardImports(graph: ImportGraph, layers: readonly Layer[] = LAYERS): string[] {
+  const found: string[] = []
+  for (const [file, targets] of graph) {
+    const from = layerOf(file, layers)
+    for (const target of targets.filter((t) => t.endsWith('.ts'))) {
+      const to = layerOf(target, layers)
+      if (from && to && (to === from || from.mayImport.includes(to.name))) continue
+      found.push(`${file} imports ${target} (${from?.name ?? 'no layer'} → ${to?.name ?? 'no layer'})`)
+    }
+  }
+  return found
+}
 
 const allowedPackages = new Set(['ioredis', '@clickhouse/client'])
 const enrichmentPackages = new Set(['ua-parser-js', 'isbot', '@ip-location-db/geo-whois-asn-country'])
 const ENRICHMENT_FILES = ['src/core/enrich.ts', 'src/core/enrich-geo.ts']
 
-/** Why `file` may not import `target` (a repository path or a package), or null when it may. */
-export function hotPathViolation(file: string, target: string): string | null {
-  if (target.startsWith('node:') || target === 'bun' || target.startsWith('bun:')) return null
-  // importGraph resolved relative imports to repository paths of .ts files; a package name never ends so.
-  if (target.endsWith('.ts')) {
-    const allowed = target.startsWith('src/core/') || (file.startsWith('redirect/') && target.startsWith('redirect/'))
-    return allowed ? null : `${file} imports ${target}`
-  }
+/** Why a hot-path file may not import a package, or null when it may. */
+export function hotPathPackageViolation(file: string, target: string): string | null {
+  if (target.endsWith('.ts') || target.startsWith('node:') || target === 'bun' || target.startsWith('bun:')) return null
   if (enrichmentPackages.has(target) && ENRICHMENT_FILES.includes(file)) return null
   return allowedPackages.has(target) ? null : `${file} imports package ${target}`
 }
 
-function hotPathProblems(graph: ImportGraph): string[] {
-  return [...graph].flatMap(([file, targets]) => targets.map((t) => hotPathViolation(file, t)).filter((p): p is string => p !== null))
-}
+const graph = importGraph(CHECKED)
 
-describe('import boundary of the hot path', () => {
-  const graph = importGraph(['redirect', 'src/core'])
-
-  test('the checker sees real imports (it would catch a forbidden one)', () => {
-    expect(graph.get('redirect/click-worker.ts')).toContain('@clickhouse/client')
-    expect(graph.get('redirect/server.ts')).toContain('src/core/link-cache.ts')
-    expect(hotPathViolation('redirect/main.ts', 'elysia')).not.toBeNull()
-    expect(hotPathViolation('redirect/main.ts', 'src/db/client.ts')).not.toBeNull()
-    expect(hotPathViolation('src/core/config.ts', 'redirect/handler.ts')).not.toBeNull()
-    expect(hotPathViolation('redirect/main.ts', 'src/core/config.ts')).toBeNull()
+describe('the map of the code', () => {
+  test('every checked file is in a layer of the map', () => {
+    expect([...graph.keys()].filter((file) => !layerOf(file))).toEqual([])
   })
 
-  test('redirect/ imports only itself, src/core, ioredis and @clickhouse/client; src/core only itself', () => {
-    expect(hotPathProblems(graph)).toEqual([])
+  test('no layer imports one the map does not allow (type-only imports included)', () => {
+    expect(upwardImports(graph)).toEqual([])
   })
 
-  test('no import cycles among the files of redirect/ or of src/core', () => {
-    expect(importCycles(graph, (path) => (path.startsWith('redirect/') || path.startsWith('src/core/') ? path : null))).toEqual([])
-  })
-})
-
-describe('layers of the API', () => {
-  test('src/plugins and src/lib do not import src/modules', () => {
-    const graph = importGraph(['src/plugins', 'src/lib'])
-    expect(forbiddenEdges(graph, ['src/plugins', 'src/lib'], 'src/modules')).toEqual([])
+  test('no two files import each other, directly or around a circle', () => {
+    expect(importCycles(graph, (path) => (CHECKED.some((dir) => path.startsWith(`${dir}/`)) ? path : null))).toEqual([])
   })
 
   test('no two feature modules import each other, directly or around a circle', () => {
-    expect(importCycles(importGraph(['src/modules']), moduleOf)).toEqual([])
+    expect(importCycles(graph, moduleOf)).toEqual([])
+  })
+
+  test('the README\'s map names the same layers and folders as this table', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const map = readme.slice(readme.indexOf('| layer | what lives there | may import |'))
+    const rows = map.slice(0, map.indexOf('\n\n')).split('\n').slice(2)
+    const inReadme = rows.map((row) => row.split('|')[1]!.trim()).map((cell) => ({ name: cell.slice(0, cell.indexOf(':')), paths: [...cell.matchAll(/`([^`]+)`/g)].map(([, path]) => path!) }))
+    const inTable = LAYERS.map((layer) => ({ name: layer.name, paths: layer.paths.map((p) => (typeof p === 'string' ? p : 'src/modules/<feature>/model.ts')) }))
+    const sorted = (layers: { name: string; paths: string[] }[]) => layers.map((l) => `${l.name}: ${l.paths.join(' ')}`).sort()
+    expect(sorted(inReadme)).toEqual(sorted(inTable))
+  })
+
+  test('the checker catches what the issue listed: upward imports and a type-only circle', () => {
+    const bad: ImportGraph = new Map([
+      ['src/services.ts', ['src/modules/audit/recorder.ts']],
+      ['src/billing/stripe.ts', ['src/plugins/errors.ts']],
+      ['src/mcp/index.ts', ['src/modules/oauth/discovery.ts', 'src/modules/links/model.ts']],
+      ['scripts/generate-client.ts', ['test/support/api.ts']],
+      ['src/plugins/auth.ts', ['src/plugins/on-behalf.ts']],
+      ['src/plugins/on-behalf.ts', ['src/plugins/auth.ts']],
+    ])
+    expect(upwardImports(bad)).toEqual([
+      'src/services.ts imports src/modules/audit/recorder.ts (services → modules)',
+      'src/billing/stripe.ts imports src/plugins/errors.ts (services → plugins)',
+      'src/mcp/index.ts imports src/modules/oauth/discovery.ts (mcp → modules)',
+      'scripts/generate-client.ts imports test/support/api.ts (scripts → no layer)',
+    ])
+    expect(importCycles(bad, (path) => path)).toEqual([['src/plugins/auth.ts', 'src/plugins/on-behalf.ts']])
+  })
+})
+
+describe('import boundary of the hot path', () => {
+  const hot = importGraph(['redirect', 'src/core'])
+
+  test('the checker sees real imports', () => {
+    expect(hot.get('redirect/click-worker.ts')).toContain('@clickhouse/client')
+    expect(hot.get('redirect/server.ts')).toContain('src/core/link-cache.ts')
+    expect(hotPathPackageViolation('redirect/main.ts', 'elysia')).not.toBeNull()
+    expect(hotPathPackageViolation('redirect/main.ts', '@clickhouse/client')).toBeNull()
+  })
+
+  test('redirect/ and src/core import only ioredis and @clickhouse/client (and the enrichment data)', () => {
+    expect([...hot].flatMap(([file, targets]) => targets.map((t) => hotPathPackageViolation(file, t)).filter((p) => p !== null))).toEqual([])
   })
 })

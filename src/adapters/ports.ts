@@ -69,3 +69,37 @@ export interface IdempotencyStore {
   release(key: string, token: string): Promise<void>
   close(): Promise<void>
 }
+
+/**
+ * An Agent's call, as the request path hands it to the audit (plugins/agent-calls.ts writes it,
+ * modules/audit stores it): plain values it already has. Anything else on the object (a
+ * body, a token, headers) is never read: the stored row is built field by field from these.
+ */
+export interface AuditEventInput {
+  accountId: string
+  agentId: string
+  via: 'rest' | 'mcp'
+  /** Operation named for policy (links.create, …); for MCP the tool's operation. Empty when none applies. */
+  operation: string
+  method: string
+  /** URL path as received; anything from `?` or `#` on is cut off before the event is stored. */
+  path: string
+  /** HTTP status answered (for MCP: the status of the HTTP response, or of the tool call's mapped error). */
+  status: number
+  /** Default: the outcome its status stands for (modules/audit/model.ts outcomeOf). */
+  outcome?: 'ok' | 'held' | 'refused' | 'error'
+  /** Scopes the route requires: used by the call, or lacked when it was refused. */
+  scopesUsed: readonly string[]
+  approvalId?: string | null
+  dryRun?: boolean
+  durationMs: number
+  /** Client address; hashed with IP_HASH_SECRET before the event reaches the disk, never stored. */
+  ip: string
+  /** When the call arrived, unix milliseconds. Default: the time of record(). */
+  at?: number
+}
+
+/** Where Agent call events go (modules/audit's recorder). record() only queues: synchronous, O(1), never throws. */
+export interface AuditLog {
+  record(event: AuditEventInput): void
+}

@@ -5,10 +5,7 @@
 // A provider starts a checkout and, where it has them, turns its webhooks into events. It never
 // changes a plan itself: the account becomes Pro only when a checkout is confirmed (a verified
 // webhook, or the local confirm), never when the checkout is created.
-import type { Config } from '../core/config'
 import type { BillingInterval } from './prices'
-import { localProvider } from './local'
-import { stripeProvider } from './stripe'
 
 export interface CheckoutRequest {
   /** Our id of the checkout (`co_…`): Stripe's client_reference_id and idempotency key. */
@@ -37,10 +34,22 @@ export interface BillingProvider {
    * or null for this API's own confirm page.
    */
   paymentPageUrl(providerRef: string | null): Promise<string | null>
-  /** Verifies a webhook delivery (raw body, headers) and interprets it; throws WEBHOOK_SIGNATURE_INVALID. */
+  /** Verifies a webhook delivery (raw body, headers) and interprets it; throws BillingFailure('signature'). */
   handleWebhook?(rawBody: string, headers: Headers, nowMs: number): BillingEvent
 }
 
-export function createBillingProvider(config: Pick<Config, 'stripe'>): BillingProvider {
-  return config.stripe ? stripeProvider(config.stripe) : localProvider()
+/**
+ * What a provider throws when it cannot do its part: `unavailable` (the provider did not answer, or
+ * refused), `signature` (a webhook delivery it cannot verify). The account module turns it into the
+ * API's error (BILLING_UNAVAILABLE, WEBHOOK_SIGNATURE_INVALID).
+ */
+export class BillingFailure extends Error {
+  constructor(
+    readonly reason: 'unavailable' | 'signature',
+    /** Seconds after which a retry may succeed. */
+    readonly retryAfter?: number,
+  ) {
+    super(`billing: ${reason}`)
+    this.name = 'BillingFailure'
+  }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { ConfigError, parseConfig } from '../core/config'
-import { createBillingProvider } from './provider'
+import { createBillingProvider } from '.'
 import { interpretEvent, stripeSignature, verifyStripeSignature } from './stripe'
 
 const SECRET = 'whsec_test_secret'

@@ -4,8 +4,7 @@
 // signing secret of `${t}.${raw body}`; a timestamp outside the tolerance is refused (replays).
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { StripeConfig } from '../core/config'
-import { ApiError } from '../plugins/errors'
-import type { BillingEvent, BillingProvider, CheckoutRequest } from './provider'
+import { BillingFailure, type BillingEvent, type BillingProvider, type CheckoutRequest } from './provider'
 
 /** Stripe's libraries default to five minutes. */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
@@ -30,14 +29,14 @@ export function stripeProvider(config: StripeConfig, fetchImpl: typeof fetch = f
       })
     } catch (error) {
       console.error(`[billing] stripe ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`)
-      throw new ApiError('BILLING_UNAVAILABLE', undefined, { retryAfter: 5 })
+      throw new BillingFailure('unavailable', 5)
     }
     const body = (await response.json().catch(() => ({}))) as Json
     if (!response.ok) {
       // Stripe's error message names the problem (a wrong price id, say); it never contains the key.
       const error = (body.error ?? {}) as Json
       console.error(`[billing] stripe ${method} ${path}: ${response.status} ${String(error.type ?? '')} ${String(error.message ?? '')}`)
-      throw new ApiError('BILLING_UNAVAILABLE', undefined, { retryAfter: 5 })
+      throw new BillingFailure('unavailable', 5)
     }
     return body
   }
@@ -63,7 +62,7 @@ export function stripeProvider(config: StripeConfig, fetchImpl: typeof fetch = f
       const session = await call('POST', '/v1/checkout/sessions', form, { 'idempotency-key': request.checkoutId })
       if (typeof session.id !== 'string') {
         console.error('[billing] stripe: checkout session without id')
-        throw new ApiError('BILLING_UNAVAILABLE')
+        throw new BillingFailure('unavailable')
       }
       return { providerRef: session.id }
     },
@@ -79,7 +78,7 @@ export function stripeProvider(config: StripeConfig, fetchImpl: typeof fetch = f
     handleWebhook(rawBody, headers, nowMs) {
       const header = headers.get('stripe-signature')
       if (!verifyStripeSignature(rawBody, header, config.webhookSecret, Math.floor(nowMs / 1000))) {
-        throw new ApiError('WEBHOOK_SIGNATURE_INVALID')
+        throw new BillingFailure('signature')
       }
       return interpretEvent(JSON.parse(rawBody) as Json)
     },

@@ -1,8 +1,7 @@
 // Postgres advisory locks, one table so no two purposes share a key. Each is the first key of a
 // two-key transaction lock whose second key is hashtext() of what it serialises (an account, a
 // click): work on one account or click queues, everything else runs on. 7_311 is this service's prefix.
-import { sql } from 'drizzle-orm'
-import type { Db } from './client'
+import { sql, type SQL } from 'drizzle-orm'
 
 export const ADVISORY_LOCKS = {
   /** Session lock around migrations (db/client.ts), one key. */
@@ -18,6 +17,6 @@ export const ADVISORY_LOCKS = {
 } as const
 
 /** Holds the lock for `subject` until the caller's transaction ends. */
-export async function lockFor(tx: Pick<Db, 'execute'>, lock: Exclude<keyof typeof ADVISORY_LOCKS, 'migration'>, subject: string): Promise<void> {
+export async function lockFor(tx: { execute(query: SQL): PromiseLike<unknown> }, lock: Exclude<keyof typeof ADVISORY_LOCKS, 'migration'>, subject: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS[lock]}, hashtext(${subject}))`)
 }

@@ -13,7 +13,6 @@ import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server'
 import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import { TOKEN_PREFIXES } from '../lib/secrets'
-import { protectedResourceMetadataUrl } from '../modules/oauth/discovery'
 import { readBearer, type Auth, type RouteAccess } from '../plugins/auth'
 import { clientIp } from '../plugins/client'
 import type { CallAs } from '../plugins/on-behalf'
@@ -33,6 +32,8 @@ const MCP_DOOR: RouteAccess = { scopes: [], door: 'mcp' }
 export interface McpOptions {
   /** The app's in-process path: tools call their REST routes through it, as the caller. */
   callAs: CallAs
+  /** The API's RFC 9728 protected resource metadata URL; /mcp's is it followed by /mcp. */
+  resourceMetadataUrl: string
 }
 
 const McpMessage = t.Object(
@@ -65,11 +66,11 @@ function withHeaders(answer: Response, extra: Record<string, string>): Response 
   return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers })
 }
 
-export function mcpModule(services: Services, auth: Auth, { callAs }: McpOptions) {
+export function mcpModule(services: Services, auth: Auth, options: McpOptions) {
   const issuer = services.config.publicApiUrl
   const cors = mcpCors(services.config.mcpAllowedOrigins, new URL(issuer).origin)
-  const resourceMetadataUrl = `${protectedResourceMetadataUrl(services.config)}${MCP_PATH}`
-  const context = { issuer, callAs }
+  const resourceMetadataUrl = `${options.resourceMetadataUrl}${MCP_PATH}`
+  const context = { issuer, callAs: options.callAs }
   const handler = createMcpHandler(({ authInfo }) => mcpServer(callerOf(authInfo), context), { legacy: 'stateless' })
 
   /** RFC 6750 3 / RFC 9728 5.1, and the scopes to ask for (MCP authorization: the client requests these). */

@@ -10,6 +10,7 @@
 // audit recorder are injected.
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
+import type { AuditLog } from '../adapters/ports'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'
 import type { AgentPrincipal, Principal, RouteAccess } from './principal'
@@ -29,30 +30,11 @@ export interface HeldCall {
 /** Keeps a held call: the 202 to answer (the route does not run), or null to let it run. */
 export type Hold = (call: HeldCall) => Promise<{ response: Response; approvalId?: string } | null>
 
-/** One audit event: what the audit recorder (modules/audit) takes. */
-export interface AgentCallEvent {
-  accountId: string
-  agentId: string
-  via: 'rest' | 'mcp'
-  /** The route's policy operation, else its scope as a name (`links.read`); empty at a protocol's door. */
-  operation: string
-  method: string
-  path: string
-  status: number
-  scopesUsed: string[]
-  approvalId?: string
-  /** Only a preview its route honoured (nothing written) is a dry run. */
-  dryRun: boolean
-  durationMs: number
-  ip: string
-  at: number
-}
-
 export interface AgentCallsOptions {
   /** RFC 9728 metadata URL named in an insufficient_scope challenge. */
   resourceMetadataUrl: string
-  /** Writes an event (only queues it); absent, nothing is audited. */
-  record?: (event: AgentCallEvent) => void
+  /** Where the events go (only queued there); absent, nothing is audited. */
+  audit?: AuditLog
   hold?: Hold
   clientIp: (request: Request, server: Server<unknown> | null) => string
 }
@@ -119,11 +101,11 @@ export function agentCalls(options: AgentCallsOptions): AgentCalls {
   const plugin = new Elysia({ name: 'plugins.agent-calls' }).onAfterResponse({ as: 'global' }, ({ request, set, server, responseValue }) => {
     const calls = captured.get(request)
     // A request made in process as part of another call (its preview) has no event of its own.
-    if (!calls || !options.record || onBehalfOf(request)?.audited === false) return
+    if (!calls || !options.audit || onBehalfOf(request)?.audited === false) return
     const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
     const path = new URL(request.url).pathname
     for (const call of calls) {
-      options.record({
+      options.audit.record({
         accountId: call.accountId,
         agentId: call.agentId,
         via: call.via,

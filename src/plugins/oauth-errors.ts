@@ -2,7 +2,6 @@
 // lower-case code, not the API's ErrorResponse. Routes throw OAuthError with an RFC code (RFC 7591 adds
 // invalid_redirect_uri and invalid_client_metadata); any other error on those paths (a body too large,
 // a rate limit, a bug) is mapped here so an OAuth client always reads the shape its library expects.
-import type { ApiError } from './errors'
 
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -44,8 +43,15 @@ export function isOAuthPath(path: string): boolean {
   return path.startsWith('/oauth/')
 }
 
+/** What asOAuthError reads of an API error (errors.ts's ApiError). */
+interface ApiErrorLike {
+  status: number
+  hint: string
+  extra: { retryAfter?: number }
+}
+
 /** An API error met on an OAuth path, in the RFC shape: the status kept, the code the closest RFC one. */
-export function asOAuthError(error: ApiError): OAuthError {
+export function asOAuthError(error: ApiErrorLike): OAuthError {
   const retryAfter = error.extra.retryAfter
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) }
   const code: OAuthErrorCode = error.status >= 500 ? (error.status === 503 ? 'temporarily_unavailable' : 'server_error') : error.status === 429 ? 'temporarily_unavailable' : 'invalid_request'

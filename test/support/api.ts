@@ -1,6 +1,7 @@
 // The management API under test: one database and one pair of adapters per test process (PGlite in
 // memory and in-process adapters by default; real Postgres and Redis when DATABASE_URL / REDIS_URL are
 // set, as in CI's second pass). Tests never truncate: each makes its own tokens, IPs and links.
+import { DOCUMENT_ENV } from '../../scripts/generate-client'
 import { openAdapters, type Adapters } from '../../src/adapters'
 import { testClickHouse } from './clickhouse'
 import { createApi, type ApiDeps } from '../../src/app'
@@ -10,19 +11,12 @@ import { randomBase64url } from '../../src/lib/secrets'
 import { createAuditRecorder, type AuditRecorder } from '../../src/modules/audit/recorder'
 
 /** The header tests use to choose their client IP (config.clientIpHeader). */
-export const TEST_IP_HEADER = 'x-test-client-ip'
-export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef'
+export const TEST_IP_HEADER = DOCUMENT_ENV.TRUSTED_IP_HEADER
+export const TEST_INTERNAL_SECRET = DOCUMENT_ENV.INTERNAL_SECRET
 
+/** The settings the API document is built with (its hosts are the ones the tests call), and `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return parseConfig({
-    SHORT_DOMAIN: 'sho.rt',
-    SHORT_BASE_URL: 'https://sho.rt',
-    PUBLIC_API_URL: 'https://api.sho.rt',
-    TRUSTED_IP_HEADER: TEST_IP_HEADER,
-    INTERNAL_SECRET: TEST_INTERNAL_SECRET,
-    IP_HASH_SECRET: 'test-ip-hash-secret-0123456789abcdef',
-    ...env,
-  })
+  return parseConfig({ ...DOCUMENT_ENV, ...env })
 }
 
 let engines: Promise<{ database: Database; adapters: Adapters; audit: AuditRecorder }> | null = null
@@ -54,7 +48,8 @@ export async function testApi(overrides: Partial<ApiDeps> = {}) {
     audit,
     ...overrides,
   }
-  return { app: createApi(deps), deps, database, adapters, audit: deps.audit }
+  // The recorder itself (flush, counters), unless the test replaced or removed it.
+  return { app: createApi(deps), deps, database, adapters, audit: 'audit' in overrides ? undefined : audit }
 }
 
 export type TestApp = { handle(request: Request): Promise<Response> }

@@ -6,7 +6,7 @@
 // The checkout pages are HTML for people and stay out of the API document; the webhook is in it.
 import { Elysia } from 'elysia'
 import { checkoutPage, maskEmail } from '../../billing/page'
-import type { BillingProvider } from '../../billing/provider'
+import { BillingFailure, type BillingProvider } from '../../billing/provider'
 import { MAX_BODY_BYTES, readBodyCapped } from '../../plugins/body'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -22,6 +22,35 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 function wantsJson(request: Request): boolean {
   const accept = request.headers.get('accept') ?? ''
   return accept.includes('application/json') && !accept.includes('text/html')
+}
+
+/**
+ * The provider with its failures as the API's errors: BillingFailure 'unavailable' is 503
+ * BILLING_UNAVAILABLE (with Retry-After when the provider gave one), 'signature' is 400
+ * WEBHOOK_SIGNATURE_INVALID.
+ */
+export function withApiErrors(provider: BillingProvider): BillingProvider {
+  const asApiError = (error: unknown): never => {
+    if (!(error instanceof BillingFailure)) throw error
+    if (error.reason === 'signature') throw new ApiError('WEBHOOK_SIGNATURE_INVALID')
+    throw new ApiError('BILLING_UNAVAILABLE', undefined, error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter })
+  }
+  const { handleWebhook } = provider
+  return {
+    name: provider.name,
+    confirmsLocally: provider.confirmsLocally,
+    createCheckout: (request) => provider.createCheckout(request).catch(asApiError),
+    paymentPageUrl: (providerRef) => provider.paymentPageUrl(providerRef).catch(asApiError),
+    ...(handleWebhook && {
+      handleWebhook(rawBody: string, headers: Headers, nowMs: number) {
+        try {
+          return handleWebhook.call(provider, rawBody, headers, nowMs)
+        } catch (error) {
+          return asApiError(error)
+        }
+      },
+    }),
+  }
 }
 
 export function billingRoutes(services: Services, provider: BillingProvider, onUpgraded: OnUpgraded) {

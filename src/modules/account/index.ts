@@ -1,13 +1,13 @@
 // GET /api/v1/account/status, POST /api/v1/account/upgrade, GET /api/v1/account/upgrade/{checkout_id},
 // and (billing.ts) the checkout page and the Stripe webhook.
 import { Elysia, t } from 'elysia'
-import { createBillingProvider } from '../../billing/provider'
+import { createBillingProvider } from '../../billing'
 import type { Auth } from '../../plugins/auth'
 import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
-import { billingRoutes } from './billing'
+import { billingRoutes, withApiErrors } from './billing'
 import { registrationRoutes } from './registration-routes'
 import { checkoutView, findOwnCheckout, startCheckout, type OnUpgraded } from './checkouts'
 import { accountModels, BILLING_INTERVALS } from './model'
@@ -29,7 +29,7 @@ export interface AccountModuleOptions {
 }
 
 export function accountModule(services: Services, auth: Auth, { onUpgraded }: AccountModuleOptions) {
-  const billing = createBillingProvider(services.config)
+  const billing = withApiErrors(createBillingProvider(services.config))
   if (!services.config.embedded && billing.confirmsLocally) {
     console.warn('[billing] STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
   }

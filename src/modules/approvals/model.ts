@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { Meta } from '../../plugins/errors'
-import { LISTED_STATUSES } from './service'
+
+export const LISTED_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'executed', 'failed'] as const
 
 const Approval = t.Object({
   id: t.String({ pattern: '^apr_' }),

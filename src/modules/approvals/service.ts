@@ -143,8 +143,6 @@ export async function readApproval(services: Pick<Services, 'db' | 'config' | 'n
   return view
 }
 
-export const LISTED_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'executed', 'failed'] as const
-
 /** The account's approvals, newest first (at most 100), optionally of one status. */
 export async function listApprovals(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, status?: ApprovalStatus) {
   const now = new Date(services.now())

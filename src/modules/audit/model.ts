@@ -28,33 +28,7 @@ export function outcomeOf(status: number, approvalId?: string | null): AuditOutc
   return 'error'
 }
 
-/**
- * What the request path hands to record(): plain values it already has. Anything else on the object (a
- * body, a token, headers) is never read: the stored row is built field by field from these.
- */
-export interface AuditEventInput {
-  accountId: string
-  agentId: string
-  via: AuditVia
-  /** Operation named for policy (links.create, …); for MCP the tool's operation. Empty when none applies. */
-  operation: string
-  method: string
-  /** URL path as received; anything from `?` or `#` on is cut off before the event is stored. */
-  path: string
-  /** HTTP status answered (for MCP: the status of the HTTP response, or of the tool call's mapped error). */
-  status: number
-  /** Default: outcomeOf(status, approvalId). */
-  outcome?: AuditOutcome
-  /** Scopes the route requires: used by the call, or lacked when it was refused. */
-  scopesUsed: readonly string[]
-  approvalId?: string | null
-  dryRun?: boolean
-  durationMs: number
-  /** Client address; hashed with IP_HASH_SECRET before the event reaches the disk, never stored. */
-  ip: string
-  /** When the call arrived, unix milliseconds. Default: the time of record(). */
-  at?: number
-}
+export type { AuditEventInput } from '../../adapters/ports'
 
 export const AuditEvent = t.Object({
   id: t.String({ description: 'aud_… id of the event' }),

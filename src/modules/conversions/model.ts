@@ -1,6 +1,19 @@
 import { t } from 'elysia'
 import { Meta } from '../../plugins/errors'
-import { CONVERSION_LIMITS as L, MAX_VALUE } from './service'
+
+/** Field lengths of a conversion report (characters). */
+export const CONVERSION_LIMITS = {
+  clickId: 64,
+  clickSignature: 128,
+  conversionType: 40,
+  externalOrderId: 120,
+  eventId: 120,
+  source: 80,
+  metadata: 4000,
+} as const
+/** numeric(24, 6) holds 18 integer digits; a bound well inside it. */
+export const MAX_VALUE = 1e15
+const L = CONVERSION_LIMITS
 
 const exampleClick = 'AQGZb0VzAAAT3xlr9t0kQp8rM2Yl0Vt8w4Q1X9k3pZ7v'
 const exampleSig = 'k1.9S1rQmD0sJqJx0Nq3o7bY5o4vTt1xk2m4V9cZ8hQe1U'

@@ -26,16 +26,8 @@ import type { Services } from '../../services'
 import { mirrorConversion } from './mirror'
 import { newId } from '../../lib/ids'
 import { lockFor } from '../../db/locks'
+import { CONVERSION_LIMITS, MAX_VALUE } from './model'
 
-export const CONVERSION_LIMITS = {
-  clickId: 64,
-  clickSignature: 128,
-  conversionType: 40,
-  externalOrderId: 120,
-  eventId: 120,
-  source: 80,
-  metadata: 4000,
-} as const
 /** Spec section 8: 30 days, last click. */
 export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600 * 1000
 /** Spec section 8: occurredAt at most five minutes in the future. */
@@ -43,8 +35,6 @@ export const MAX_FUTURE_MS = 5 * 60 * 1000
 /** Types that are orders: they need externalOrderId (spec 4.4 rule 2). */
 export const ORDER_TYPES = new Set(['purchase', 'sale', 'refund'])
 export const CURRENCY_PATTERN = /^[A-Za-z]{3}$/
-/** numeric(24, 6) holds 18 integer digits; a bound well inside it. */
-export const MAX_VALUE = 1e15
 /** Per client IP, for calls authenticated by a click signature (API keys have their per-key limit). */
 export const CONVERSION_IP_RATE = { limit: 120, windowMs: 60_000 }
 

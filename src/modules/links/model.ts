@@ -1,7 +1,9 @@
 import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
-import { MAX_URL_LENGTH } from './url'
+
+/** Longest destination accepted; the de-facto browser-safe URL length. */
+export const MAX_URL_LENGTH = 2048
 
 /** A host name, optionally with a port and a trailing dot; normalised to lower case by the service. */
 export const DOMAIN_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?(?::[0-9]{1,5})?$'

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ApiError } from '../../plugins/errors'
-import { MAX_URL_LENGTH, ownHosts, validateDestination } from './url'
+import { MAX_URL_LENGTH } from './model'
+import { ownHosts, validateDestination } from './url'
 
 const config = { shortDomain: 'sho.rt', shortBaseUrl: 'https://go.sho.rt', publicApiUrl: 'https://api.sho.rt' }
 

@@ -10,9 +10,8 @@ import { domains } from '../../db/schema'
 import { isThisMachine } from '../../lib/hosts'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
+import { MAX_URL_LENGTH } from './model'
 
-/** Longest destination accepted; the de-facto browser-safe URL length. */
-export const MAX_URL_LENGTH = 2048
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:'])
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/

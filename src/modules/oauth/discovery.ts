@@ -2,10 +2,12 @@
 // (PUBLIC_API_URL, no trailing slash) is also the protected resource of the REST API; /mcp has its own
 // document at the path-inserted URL, naming `<issuer>/mcp` (RFC 9728 3.3: the document fetched for a
 // resource must name it, and VS Code, Gemini CLI and the C# SDK drop it otherwise).
+import { t } from 'elysia'
 import type { Config } from '../../core/config'
 import { resourcesOf, type Endpoint } from '../agents/audience'
 import { SCOPES } from '../../lib/agent-access'
 import { ASSERTION_ALGORITHMS } from './cimd'
+import { issuerExample } from './model'
 
 type Urls = Pick<Config, 'publicApiUrl'>
 
@@ -52,3 +54,42 @@ export function protectedResourceMetadata(config: Urls, endpoint: Endpoint = 'ap
     resource_documentation: `${issuer}/swagger`,
   }
 }
+
+// The documents' schemas, beside what serves them: each example is the document itself, for an
+// example issuer, so it cannot drift from what is served.
+export const AuthorizationServerMetadata = t.Object(
+  {
+    issuer: t.String(),
+    authorization_endpoint: t.String(),
+    token_endpoint: t.String(),
+    registration_endpoint: t.String(),
+    revocation_endpoint: t.String(),
+    response_types_supported: t.Array(t.String()),
+    response_modes_supported: t.Array(t.String()),
+    grant_types_supported: t.Array(t.String()),
+    code_challenge_methods_supported: t.Array(t.String()),
+    token_endpoint_auth_methods_supported: t.Array(t.String()),
+    token_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
+    revocation_endpoint_auth_methods_supported: t.Array(t.String()),
+    revocation_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
+    scopes_supported: t.Array(t.String()),
+    authorization_response_iss_parameter_supported: t.Boolean(),
+    client_id_metadata_document_supported: t.Boolean(),
+    service_documentation: t.String(),
+  },
+  { examples: [authorizationServerMetadata({ publicApiUrl: issuerExample })] },
+)
+
+export const ProtectedResourceMetadata = t.Object(
+  {
+    resource: t.String(),
+    authorization_servers: t.Array(t.String()),
+    scopes_supported: t.Array(t.String()),
+    bearer_methods_supported: t.Array(t.String()),
+    resource_name: t.String(),
+    resource_documentation: t.String(),
+  },
+  { examples: [protectedResourceMetadata({ publicApiUrl: issuerExample })] },
+)
+
+export const discoveryModels = { AuthorizationServerMetadata, ProtectedResourceMetadata }

@@ -10,7 +10,7 @@ import type { Services } from '../../services'
 import { authorize } from './authorize'
 import { consentView, decideConsent } from './consent'
 import { oauthCors } from './cors'
-import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
+import { AUTHORIZATION_SERVER_PATH, authorizationServerMetadata, discoveryModels, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './discovery'
 import { oauthFlowModels, oauthModels } from './model'
 import { registerClient } from './register'
 import { SCOPES } from '../../lib/agent-access'
@@ -58,6 +58,7 @@ export function oauthModule(services: Services, auth: Auth) {
     .use(oauthCors())
     .model(oauthModels)
     .model(oauthFlowModels)
+    .model(discoveryModels)
     .get(
       AUTHORIZATION_SERVER_PATH,
       ({ set }) => {

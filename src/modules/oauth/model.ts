@@ -1,5 +1,4 @@
 import { t } from 'elysia'
-import { authorizationServerMetadata, protectedResourceMetadata } from './discovery'
 
 /** RFC 6749 5.2 / RFC 7591 3.2.2: what every /oauth/* endpoint answers on an error. */
 export const OAuthErrorResponse = t.Object(
@@ -99,43 +98,8 @@ export const RevokeRequest = t.Object(
   { examples: [{ token: 'rt_8Zc1Lq4mWn0vXb6tRy2pHs9kDa3fGe7jUo5iQw_Pz-E', token_type_hint: 'refresh_token', client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA' }] },
 )
 
-const issuerExample = 'https://api.example.com'
-
-export const AuthorizationServerMetadata = t.Object(
-  {
-    issuer: t.String(),
-    authorization_endpoint: t.String(),
-    token_endpoint: t.String(),
-    registration_endpoint: t.String(),
-    revocation_endpoint: t.String(),
-    response_types_supported: t.Array(t.String()),
-    response_modes_supported: t.Array(t.String()),
-    grant_types_supported: t.Array(t.String()),
-    code_challenge_methods_supported: t.Array(t.String()),
-    token_endpoint_auth_methods_supported: t.Array(t.String()),
-    token_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
-    revocation_endpoint_auth_methods_supported: t.Array(t.String()),
-    revocation_endpoint_auth_signing_alg_values_supported: t.Array(t.String()),
-    scopes_supported: t.Array(t.String()),
-    authorization_response_iss_parameter_supported: t.Boolean(),
-    client_id_metadata_document_supported: t.Boolean(),
-    service_documentation: t.String(),
-  },
-  // The example is the document itself, for an example issuer: it cannot drift from what is served.
-  { examples: [authorizationServerMetadata({ publicApiUrl: issuerExample })] },
-)
-
-export const ProtectedResourceMetadata = t.Object(
-  {
-    resource: t.String(),
-    authorization_servers: t.Array(t.String()),
-    scopes_supported: t.Array(t.String()),
-    bearer_methods_supported: t.Array(t.String()),
-    resource_name: t.String(),
-    resource_documentation: t.String(),
-  },
-  { examples: [protectedResourceMetadata({ publicApiUrl: issuerExample })] },
-)
+/** The issuer of the examples. */
+export const issuerExample = 'https://api.example.com'
 
 const ConsentRequest = t.Object({
   request_id: t.String({ pattern: '^oreq_' }),
@@ -192,8 +156,6 @@ export const oauthFlowModels = {
   TokenRequest,
   TokenResponse,
   RevokeRequest,
-  AuthorizationServerMetadata,
-  ProtectedResourceMetadata,
   ConsentRequestResponse,
   ConsentApproveRequest,
   ConsentApproveResponse,
