@@ -77,6 +77,22 @@ describe('audit of Agent calls', () => {
     for (const event of got) expect(event.id).toMatch(/^aud_/)
   })
 
+  test('a route that authenticates on its own terms (the conversion report) audits an Agent\'s call too', async () => {
+    const human = await newAccount(api.deps.db, 'pro')
+    const { agentId, token } = await agentToken(human, ['links:read'])
+    const body = { clickId: 'not-a-click-id', conversionType: 'signup' }
+    const lacking = await call(app, 'POST', '/api/analytics/link-conversion', { token, body })
+    expect(lacking.status, show(lacking)).toBe(403)
+    expect(lacking.body.error).toBe('INSUFFICIENT_SCOPE')
+    const { agentId: reporterId, token: reporter } = await agentToken(human, ['conversions:write'])
+    const bad = await call(app, 'POST', '/api/analytics/link-conversion', { token: reporter, body })
+    expect(bad.status, show(bad)).toBe(400)
+    const [refused] = (await events(human, agentId)).events
+    expect(refused).toMatchObject({ method: 'POST', path: '/api/analytics/link-conversion', status: 403, outcome: 'refused', operation: 'conversions.write', scopes_used: ['conversions:write'] })
+    const [reported] = (await events(human, reporterId)).events
+    expect(reported).toMatchObject({ method: 'POST', path: '/api/analytics/link-conversion', status: 400, outcome: 'error', operation: 'conversions.write' })
+  })
+
   test('pages newest first with a cursor, no gaps or repeats', async () => {
     const human = await newAccount(api.deps.db, 'pro')
     const { agentId, token } = await agentToken(human, ['links:read'])
