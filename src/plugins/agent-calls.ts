@@ -11,6 +11,7 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import type { AuditLog } from '../adapters/ports'
+import type { Operation, Scope } from '../lib/agent-access'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'
 import type { AgentPrincipal, Principal, RouteAccess } from './principal'
@@ -19,8 +20,8 @@ import { isDryRun } from './query'
 /** An Agent's call to an operation its policy holds: what the hold needs to keep it for a human. */
 export interface HeldCall {
   principal: AgentPrincipal
-  operation: string
-  scopes: readonly string[]
+  operation: Operation
+  scopes: readonly Scope[]
   request: Request
   body: unknown
   /** Its route can preview it (a dry run), so the hold may check it before keeping it. */
