@@ -7,7 +7,7 @@
 //   printed; the test waits up to half the cache's lifetime, REVOCATION_DEADLINE_MS);
 // - the same for a refresh token reused on A (the family revoked), and for a code replayed on B, seen
 //   by A;
-// - every negative case of test/support/suites/oauth-{authorize,tokens}.ts runs against process A, with
+// - every negative case of test/oauth/{authorize,tokens}.cases.ts runs against process A, with
 //   a third process of another issuer (https://other.sho.rt) for the audience case;
 // - an Agent killed on A is refused by B the same way while it calls B in a loop; scopes narrowed on A
 //   bind its token on B the same way; 20 approvals of one held call split over A and B run it once;
@@ -41,9 +41,9 @@ import {
   type Flow,
 } from '../support/oauth'
 import { freePort, startEntry, TEST_SECRETS, type Child } from '../support/processes'
-import { authorizeCases } from '../support/suites/oauth-authorize'
-import { expectInvalidToken, OTHER_ISSUER, type OAuthCaseContext } from '../support/suites/oauth-context'
-import { tokenCases } from '../support/suites/oauth-tokens'
+import { authorizeCases } from './authorize.cases'
+import { expectInvalidToken, OTHER_ISSUER, type OAuthCaseContext } from './context'
+import { tokenCases } from './tokens.cases'
 
 const shared = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL)
 if (!shared) console.info('test/oauth/two-process.test.ts skipped: it needs DATABASE_URL and REDIS_URL (the services pass) for two processes to share')

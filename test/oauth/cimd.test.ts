@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig } from '../../core/config'
-import { OAuthError } from '../../plugins/oauth-errors'
-import { CimdCache, fetchClientMetadataDocument, isMetadataDocumentUrl, type CimdOptions, type Resolve } from './cimd'
-import { chatgptClientDocument } from '../../../test/support/oauth'
-import { within } from '../../../test/support/wait'
+import { parseConfig } from '../../src/core/config'
+import { OAuthError } from '../../src/plugins/oauth-errors'
+import { CimdCache, fetchClientMetadataDocument, isMetadataDocumentUrl, type CimdOptions, type Resolve } from '../../src/modules/oauth/cimd'
+import { chatgptClientDocument } from '../support/oauth'
+import { within } from '../support/wait'
 
 const quiet = { warn: () => {} }
 const testing = parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }, quiet)
@@ -344,7 +344,7 @@ describe('without the setting', () => {
 
 // Real TLS to a pinned address: the certificate is checked against the name, not the address. Needs
 // openssl for a throw-away CA, and a child process, since Bun reads NODE_EXTRA_CA_CERTS at start only.
-if (!Bun.which('openssl')) console.info('src/modules/oauth/cimd.test.ts: "https to the checked address" SKIPPED: no openssl to make a throw-away CA (apt-get install openssl)')
+if (!Bun.which('openssl')) console.info('test/oauth/cimd.test.ts: "https to the checked address" SKIPPED: no openssl to make a throw-away CA (apt-get install openssl)')
 describe.skipIf(!Bun.which('openssl'))('https to the checked address', () => {
   test('a certificate for the name is accepted; the same server under another name is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'))
@@ -355,8 +355,8 @@ describe.skipIf(!Bun.which('openssl'))('https to the checked address', () => {
     openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext')
     writeFileSync(
       join(dir, 'child.ts'),
-      `import { parseConfig } from ${JSON.stringify(join(import.meta.dir, '../../core/config.ts'))}
-import { CimdCache, fetchClientMetadataDocument } from ${JSON.stringify(join(import.meta.dir, 'cimd.ts'))}
+      `import { parseConfig } from ${JSON.stringify(join(import.meta.dir, '../../src/core/config.ts'))}
+import { CimdCache, fetchClientMetadataDocument } from ${JSON.stringify(join(import.meta.dir, '../../src/modules/oauth/cimd.ts'))}
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, tls: { cert: Bun.file('leaf.pem'), key: Bun.file('leaf.key') },
   fetch: (r) => Response.json({ client_id: 'https://' + r.headers.get('host') + '/client.json', redirect_uris: ['https://agent.example/cb'] }) })
 const services = { config: parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }, { warn() {} }), now: Date.now }
