@@ -13,7 +13,7 @@ import { and, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { accounts, signInCodes } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
-import { newId } from '../../lib/ids'
+import { isId, newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import type { Mailer, MailMessage } from '../../mail/mailer'
 import { enforceRateLimit } from '../../plugins/client'
@@ -39,10 +39,8 @@ export const SIGN_IN_RATES = {
 /** Attempts on an id that has no pending row are counted a day: far longer than any code lives. */
 const UNKNOWN_ATTEMPT_WINDOW_MS = 24 * 3_600_000
 
-const ATTEMPT_ID = /^sgn_[A-Za-z0-9_-]{22}$/
-
 export function isAttemptId(value: string): boolean {
-  return ATTEMPT_ID.test(value)
+  return isId('signIn', value)
 }
 
 function codePepper(config: Pick<Config, 'internalSecret'>): Buffer {
