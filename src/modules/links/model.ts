@@ -2,6 +2,7 @@ import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
 import { MAX_URL_LENGTH } from './url'
+import { DEFAULT_LINK_TTL_DAYS, freePlanHint, PLAN_LIMITS } from '../account/plans'
 
 /** A host name, optionally with a port and a trailing dot; normalised to lower case by the service. */
 export const DOMAIN_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?(?::[0-9]{1,5})?$'
@@ -25,7 +26,7 @@ const Password = t.String({
   maxLength: MAX_PASSWORD_LENGTH,
   description: 'Visitors must enter it on a form before the redirect. Stored as an argon2id hash, never returned',
 })
-const Expiration = t.String({ format: 'date-time', description: 'In the future. Default: 30 days after creation; the link answers 410 after it' })
+const Expiration = t.String({ format: 'date-time', description: `In the future. Default: ${DEFAULT_LINK_TTL_DAYS} days after creation; the link answers 410 after it` })
 const ActivatedAt = t.String({ format: 'date-time', description: 'The link answers 404 until then; before expiration' })
 
 export const ShortenRequest = t.Object(
@@ -92,9 +93,9 @@ const LINK_EXAMPLE = {
 
 const ACCOUNT_META_EXAMPLE = {
   account_type: 'free',
-  usage: { links_this_month: 12, links_per_month: 1000, links_remaining: 988, period_resets_at: '2026-06-01T00:00:00.000Z' },
+  usage: { links_this_month: 12, links_per_month: PLAN_LIMITS.free.linksPerMonth, links_remaining: PLAN_LIMITS.free.linksPerMonth - 12, period_resets_at: '2026-06-01T00:00:00.000Z' },
   notices: [],
-  hint: 'Free plan: 1000 links a month, 30 requests a minute, one custom domain. Pro: 50000 links a month, 120 requests a minute, statistics and conversion attribution.',
+  hint: freePlanHint(),
   upgrade: { plan: 'pro', url: 'https://api.sho.rt/api/v1/account/upgrade', method: 'POST' },
 }
 
