@@ -7,6 +7,7 @@ import { handleRedirect, type RedirectDeps } from './handler'
 import { parseDomainList, type LoadDomains } from './internal-api'
 import { LinkResolver } from './resolver'
 import type { LinkSource } from './source'
+import { until } from '../test/support/wait'
 
 const SHORT = 'sho.rt'
 
@@ -48,14 +49,6 @@ function fakeSource() {
   }
 }
 
-async function until(check: () => boolean, timeoutMs = 1000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not true within ${timeoutMs} ms`)
-    await Bun.sleep(2)
-  }
-}
-
 describe('DomainSet', () => {
   test('tells the default domain under any name, verified custom domains and unknown hosts apart', async () => {
     const { source, listeners } = fakeSource()
@@ -91,7 +84,7 @@ describe('DomainSet', () => {
     expect(loads).toBe(1)
     hosts = ['a.example.com', 'b.example.com']
     message('b.example.com')
-    await until(() => set.match('http://b.example.com/x') !== null)
+    await until(() => set.match('http://b.example.com/x') !== null, 'b.example.com added')
     expect(loads).toBe(2)
 
     // A load in flight read the old list; the change announced meanwhile must not be lost.
@@ -104,7 +97,7 @@ describe('DomainSet', () => {
     message('a.example.com')
     open()
     gate = Promise.resolve()
-    await until(() => set.match('http://a.example.com/x') === null)
+    await until(() => set.match('http://a.example.com/x') === null, 'a.example.com removed')
     expect(loads).toBe(4) // the one in flight, then exactly one more for both messages
     expect(set.counters).toMatchObject({ changes: 3, loads: 4, size: 0 })
     await set.close()
@@ -128,11 +121,11 @@ describe('DomainSet', () => {
     await set.start()
     fail = true
     message('x')
-    await until(() => loads >= 4)
+    await until(() => loads >= 4, () => `4 loads, ${loads} so far`)
     expect(set.match('http://a.example.com/x')).toBeInstanceOf(CustomDomain)
     expect(log.filter((l) => l.includes('could not be loaded'))).toHaveLength(1)
     fail = false
-    await until(() => log.some((l) => l.includes('loaded again')))
+    await until(() => log.some((l) => l.includes('loaded again')), () => `'loaded again' logged: ${log.join(' | ')}`)
     expect(set.counters.loadErrors).toBeGreaterThanOrEqual(3)
     await set.close()
   })
@@ -224,8 +217,6 @@ describe('the redirect handler with custom domains', () => {
     expect((await get('http://go.example.com/gone')).status).toBe(302)
     hosts = []
     await kv.publish(DOMAIN_CHANNEL, 'go.example.com')
-    await until(() => true)
-    await Bun.sleep(5)
-    expect((await get('http://go.example.com/gone')).status).toBe(404)
+    await until(async () => (await get('http://go.example.com/gone')).status === 404, 'the removed domain answering 404')
   })
 })

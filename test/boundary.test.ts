@@ -30,8 +30,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'stores', paths: ['src/db/', 'src/adapters/'], mayImport: ['core', 'lib'] },
   { name: 'services', paths: ['src/billing/', 'src/mail/', 'src/dns/', 'src/analytics/', 'src/services.ts', 'src/embedded-lock.ts'], mayImport: ['core', 'lib', 'stores'] },
   { name: 'plugins', paths: ['src/plugins/'], mayImport: [...BELOW_PLUGINS] },
-  // A module's schemas (model.ts) are what src/mcp may read of it; they import no logic of a module.
-  { name: 'models', paths: [/^src\/modules\/[^/]+\/model\.ts$/], mayImport: [...BELOW_PLUGINS, 'plugins'] },
+  // A module's schemas (model.ts) and the plan table are what src/mcp may read of it; no logic of a module.
+  { name: 'models', paths: [/^src\/modules\/[^/]+\/model\.ts$/, 'src/modules/account/plans.ts'], mayImport: [...BELOW_PLUGINS, 'plugins'] },
   { name: 'modules', paths: ['src/modules/'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models'] },
   { name: 'mcp', paths: ['src/mcp/'], mayImport: [...BELOW_PLUGINS, 'plugins', 'models'] },
   { name: 'redirector', paths: ['redirect/'], mayImport: ['core'] },

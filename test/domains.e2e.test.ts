@@ -18,6 +18,7 @@ import { startTestDnsServer, type TestDnsServer } from './support/dns'
 import { newAccount, newLink, type TestAccount } from './support/fixtures'
 import { freePort, startEntry } from './support/processes'
 import { apiCall, clicksOf, eventually, redisServerBinary, startStack, type Stack } from './support/stack'
+import { ANSWER_DEADLINE_MS } from './support/wait'
 
 describe('custom domains in the embedded default (one process, nothing configured but DNS_SERVERS)', () => {
   test('a verified domain serves its links, and on it every path is a short link, /api and /health included', async () => {
@@ -42,7 +43,7 @@ describe('custom domains in the embedded default (one process, nothing configure
       expect(verified.status, await verified.text()).toBe(200)
 
       const onHost = (path: string) => fetch(`${app.url}${path}`, { headers: { host }, redirect: 'manual' })
-      const { value: served } = await eventually(() => onHost('/health'), (r) => r.status === 302, 3000, { what: 'alias "health" on the custom domain' })
+      const { value: served } = await eventually(() => onHost('/health'), (r) => r.status === 302, ANSWER_DEADLINE_MS, { what: 'alias "health" on the custom domain' })
       expect(served.headers.get('location')).toBe(link.url)
       expect((await onHost('/api/v1/domains')).status, 'the API does not answer on a custom domain').toBe(404)
       expect((await fetch(`${app.url}/health`)).status, 'the service\'s own /health is untouched').toBe(200)
@@ -111,14 +112,14 @@ describe.skipIf(!redisServerBinary)('custom domains across the API and the redir
     expect(verified.body.data.verified, verified.text).toBe(true)
     expect(dns.questions, 'the API asked the DNS server').toContain(record.name)
 
-    const { value: served } = await eventually(() => visit(link.alias, host), (r) => r.status === 302, 3000, { what: 'custom domain served' })
+    const { value: served } = await eventually(() => visit(link.alias, host), (r) => r.status === 302, ANSWER_DEADLINE_MS, { what: 'custom domain served' })
     expect(served.location).toBe(link.url)
     // The Host header as browsers may send it: another case, a port, a trailing dot.
     expect((await visit(link.alias, `${host.toUpperCase()}:80`)).location).toBe(link.url)
     expect((await visit(link.alias, `${host}.`)).location).toBe(link.url)
 
     // The click is stored under the custom domain.
-    await eventually(() => clicksOf(stack.clickhouse, link.alias, host), (n) => n >= 1, 5000, { what: 'click on the custom domain in ClickHouse' })
+    await eventually(() => clicksOf(stack.clickhouse, link.alias, host), (n) => n >= 1, 20_000, { what: 'click on the custom domain in ClickHouse' })
 
     // Unknown hosts and the alias on the default domain: 404, cheaply and without side effects.
     for (const other of ['unknown.example.net', `www.${host}`, 'evil.example.com:8080']) {
@@ -131,7 +132,7 @@ describe.skipIf(!redisServerBinary)('custom domains across the API and the redir
     const removed = await call('DELETE', `/api/v1/domains/${host}`)
     expect(removed.status, removed.text).toBe(200)
     expect(removed.body.data.links_deleted, removed.text).toBe(1)
-    await eventually(() => visit(link.alias, host), (r) => r.status === 404, 3000, { what: 'removed domain no longer served' })
+    await eventually(() => visit(link.alias, host), (r) => r.status === 404, ANSWER_DEADLINE_MS, { what: 'removed domain no longer served' })
     if (stack.databaseUrl) {
       const database = await openDatabase({ databaseUrl: stack.databaseUrl, dataDir: stack.dataDir })
       expect(await database.db.select().from(links).where(eq(links.id, link.id))).toEqual([])

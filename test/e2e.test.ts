@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, startEntry } from './support/processes'
 import { clicksOf, eventually, redisServerBinary, shorten, startStack, type Stack } from './support/stack'
+import { ANSWER_DEADLINE_MS } from './support/wait'
 
 describe('embedded default: one process, nothing configured', () => {
   test('guest → shorten → redirect → click, drained to ClickHouse on SIGTERM', async () => {
@@ -93,12 +94,11 @@ describe.skipIf(!redisServerBinary)('API and redirector as two processes', () =>
     const cold = await shorten(stack.api.url, 'https://example.com/cold')
     expect((await fetch(warm.short_url, { redirect: 'manual' })).status).toBe(302)
     await stack.redis.stop()
+    // Each answered, and right, while Redis stays stopped: a request that hangs misses the deadline.
     for (const link of [warm, cold, warm, cold]) {
-      const started = performance.now()
-      const response = await fetch(link.short_url, { redirect: 'manual', signal: AbortSignal.timeout(3000) })
+      const response = await fetch(link.short_url, { redirect: 'manual', signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })
       expect(response.status, stack.redirector.output()).toBe(302)
       expect(response.headers.get('location')).toBe(link.full_url)
-      expect(performance.now() - started).toBeLessThan(1500)
     }
   }, 60_000)
 })

@@ -5,6 +5,7 @@ import { openAdapters } from './index'
 import { MemoryKv } from './memory-kv'
 import type { Kv } from './ports'
 import { RedisKv, connectRedis } from './redis-kv'
+import { until } from '../../test/support/wait'
 
 const REDIS_URL = process.env.REDIS_URL
 /** For inspecting Redis from the outside; fails fast, like the adapters, when Redis is not there. */
@@ -14,15 +15,6 @@ interface KvFactory {
   open(): Kv
   /** A second client on the same store as `first` (for the in-process adapter: `first` itself). */
   openSecond(first: Kv): Kv
-}
-
-/** Polls until `check` holds; the message says what never happened. */
-async function waitFor(check: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await Bun.sleep(10)
-  }
 }
 
 function kvContract(name: string, factory: KvFactory): void {
@@ -73,7 +65,7 @@ function kvContract(name: string, factory: KvFactory): void {
       await kv.subscribe(channel, (m) => got.push(m))
       await kv.publish(channel, 'hello')
       await kv.publish(channel, 'world')
-      await waitFor(() => got.length === 2, `2 messages, got ${JSON.stringify(got)}`)
+      await until(() => got.length === 2, `2 messages, got ${JSON.stringify(got)}`)
       expect(got, 'messages arrive in publish order').toEqual(['hello', 'world'])
     })
 
@@ -91,7 +83,7 @@ function kvContract(name: string, factory: KvFactory): void {
       await kv.publish(channel, 'after')
       // Messages reach one client in order, so once the marker is in, 'after' would have been too.
       await kv.publish(marker, 'done')
-      await waitFor(() => markers.length === 1 && kept.length === 1, `marker and kept message, got ${JSON.stringify({ markers, kept })}`)
+      await until(() => markers.length === 1 && kept.length === 1, `marker and kept message, got ${JSON.stringify({ markers, kept })}`)
       expect(dropped, 'the ended subscription heard nothing').toEqual([])
     })
 
@@ -107,7 +99,7 @@ function kvContract(name: string, factory: KvFactory): void {
       const heardByB: string[] = []
       await b.subscribe(channel, (m) => heardByB.push(m))
       await a.publish(channel, 'invalidate:x')
-      await waitFor(() => heardByB.length === 1, 'b to hear what a published')
+      await until(() => heardByB.length === 1, 'b to hear what a published')
       expect(heardByB).toEqual(['invalidate:x'])
     })
   })
@@ -151,11 +143,11 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
         // Only our own subscriber: other test files may hold pub/sub connections on the same Redis.
         const id = await subscriberId(admin, `${name}:sub`)
         expect(await admin.call('CLIENT', 'KILL', 'ID', id), `CLIENT KILL ID ${id}`).toBe(1)
-        await waitFor(() => resets === 1, 'onReset after the subscriber connection was killed')
+        await until(() => resets === 1, 'onReset after the subscriber connection was killed')
 
         // onReset comes after the re-SUBSCRIBE, so a message published now must arrive.
         await kv.publish(channel, 'after-reconnect')
-        await waitFor(() => got.length === 1, `delivery after reconnect, got ${JSON.stringify(got)}`)
+        await until(() => got.length === 1, `delivery after reconnect, got ${JSON.stringify(got)}`)
         expect(got).toEqual(['after-reconnect'])
       } finally {
         await kv.close()

@@ -30,6 +30,24 @@ export type IdKind = keyof typeof ID_PREFIXES
  */
 export const ID_RANDOM_BYTES = 16
 
+/** The base64url characters of ID_RANDOM_BYTES (no padding). */
+const ID_RANDOM_CHARS = Math.ceil((ID_RANDOM_BYTES * 4) / 3)
+
 export function newId(kind: IdKind): string {
   return ID_PREFIXES[kind] + randomBase64url(ID_RANDOM_BYTES)
+}
+
+/** The shape of an id of `kind` as a JSON Schema pattern (route models: t.String({ pattern })). */
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}[A-Za-z0-9_-]{${ID_RANDOM_CHARS}}$`
+}
+
+const ID_SHAPES = Object.fromEntries(Object.keys(ID_PREFIXES).map((kind) => [kind, new RegExp(idPattern(kind as IdKind))])) as Record<IdKind, RegExp>
+
+/**
+ * Whether `value` has the shape of an id of `kind`: checked before a lookup, so that a malformed or
+ * foreign id is "not found" without asking the database.
+ */
+export function isId(kind: IdKind, value: string): boolean {
+  return ID_SHAPES[kind].test(value)
 }

@@ -82,7 +82,7 @@ const FORM = new Set(['/oauth/token', '/oauth/revoke'])
 /** OAuth endpoints answer RFC 6749 error bodies (OAuthErrorResponse), not ErrorResponse with code examples. */
 const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
-/** The HTML pages of sign-in and consent: forms and redirects, checked in src/modules/signin and oauth/consent-page tests. */
+/** The HTML pages of sign-in and consent: forms and redirects, checked in src/modules/signin and test/oauth/consent-page tests. */
 const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent', '/approvals/{approvalId}']
 
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages, MCP's event stream); checked on their own below. */

@@ -44,7 +44,7 @@ export const ERROR_STATUS = {
   TAG_NOT_FOUND: 404,
   /** The account already has a tag of that name (names are compared case-insensitively). */
   TAG_EXISTS: 409,
-  /** The account has its 20 tags (spec section 8); deleting one makes room. */
+  /** The account has all its tags (spec section 8: TAGS_PER_ACCOUNT); deleting one makes room. */
   TAG_LIMIT_REACHED: 409,
   /** Not a host name a custom domain can have (an IP address, a port, a single label, bad characters). */
   INVALID_DOMAIN: 400,
@@ -150,7 +150,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   STATS_UNAVAILABLE: 'Statistics are temporarily unavailable; retry shortly.',
   TAG_NOT_FOUND: 'No tag with that id in this account.',
   TAG_EXISTS: 'This account already has a tag with that name.',
-  TAG_LIMIT_REACHED: 'An account can have at most 20 tags; delete one to make room.',
+  TAG_LIMIT_REACHED: 'The account has all the tags it may have (limit in the answer); delete one to make room.',
   INVALID_DOMAIN: 'hostname must be a domain name such as links.example.com, without scheme, port or path.',
   DOMAIN_RESERVED: 'This host name belongs to the service itself and cannot be added as a custom domain.',
   DOMAIN_NOT_FOUND: 'No custom domain with that host name in this account.',

@@ -7,6 +7,7 @@ import { call, show, testApi, uniqueIp, type TestApp } from '../support/api'
 import { newAccount, type TestAccount, agentToken } from '../support/fixtures'
 import { callTool, inProcessClient } from '../support/mcp'
 import { eventually } from '../support/stack'
+import { ANSWER_DEADLINE_MS } from '../support/wait'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
@@ -45,7 +46,7 @@ test('tool calls are their routes\' events via mcp; a refusal at the door too; t
   expect((await call(app, 'POST', `/api/v1/agents/${agentId}/kill`, { token: human.key })).status).toBe(200)
   // Refused within a second (the kill reaches cached verdicts by pub/sub); until then tools/list still answers, unaudited.
   const knock = () => call(app, 'POST', '/mcp', { token, ip, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 9, method: 'tools/list' } })
-  const { value: door } = await eventually(knock, (r) => r.status !== 200, 1000, { what: 'the killed token refused at /mcp' })
+  const { value: door } = await eventually(knock, (r) => r.status !== 200, ANSWER_DEADLINE_MS, { what: 'the killed token refused at /mcp' })
   expect(door.status, show(door)).toBe(401)
 
   const got = await events(human, agentId, 5)

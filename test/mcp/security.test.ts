@@ -7,6 +7,7 @@ import { call, newGuestToken, show, testApi, type TestApp } from '../support/api
 import { newAccount, newLink, type TestAccount, agentToken } from '../support/fixtures'
 import { callTool, inProcessClient, showResult } from '../support/mcp'
 import { eventually } from '../support/stack'
+import { ANSWER_DEADLINE_MS } from '../support/wait'
 
 const ISSUER = 'https://api.sho.rt'
 const METADATA = `${ISSUER}/.well-known/oauth-protected-resource/mcp`
@@ -135,7 +136,7 @@ describe('a token within its scopes, on its own account', () => {
     const killed = await call(app, 'POST', `/api/v1/agents/${agentId}/kill`, { token: human.key })
     expect(killed.status, show(killed)).toBe(200)
     // DESIGN: refused within 1 s everywhere (the kill reaches cached verdicts by pub/sub).
-    const { value: res } = await eventually(() => call(app, 'POST', '/mcp', { token, body: LIST, headers: ACCEPT }), (r) => r.status !== 200, 1000, { what: 'the killed token refused' })
+    const { value: res } = await eventually(() => call(app, 'POST', '/mcp', { token, body: LIST, headers: ACCEPT }), (r) => r.status !== 200, ANSWER_DEADLINE_MS, { what: 'the killed token refused' })
     expect(res.status, show(res)).toBe(401)
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"')
     await client.close().catch(() => {})

@@ -1,11 +1,11 @@
-// The negative cases of authorization and consent (test/support/suites/oauth-authorize.ts), in-process
+// The negative cases of authorization and consent (authorize.cases.ts), in-process
 // on this run's engines (PGlite and in-process adapters, or Postgres and Redis in the services pass).
 // test/oauth/two-process.test.ts runs the same cases against real server processes.
 import { beforeAll, describe } from 'bun:test'
 import { testApi, testConfig } from '../support/api'
 import { appFetch } from '../support/oauth'
-import { authorizeCases } from '../support/suites/oauth-authorize'
-import { OTHER_ISSUER, type OAuthCaseContext } from '../support/suites/oauth-context'
+import { authorizeCases } from './authorize.cases'
+import { OTHER_ISSUER, type OAuthCaseContext } from './context'
 
 let ctx: OAuthCaseContext
 

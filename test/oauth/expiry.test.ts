@@ -5,7 +5,7 @@ import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { testApi } from '../support/api'
 import { newAccount, type TestAccount } from '../support/fixtures'
 import { appFetch, approved, asHuman, authorizationUrl, connect, discoverAndRegister, exchange, oauthFailure, openAuthorization, refresh, shown, withToken, type Flow } from '../support/oauth'
-import { expectInvalidToken } from '../support/suites/oauth-context'
+import { expectInvalidToken } from './context'
 
 let clock = Date.now()
 const later = (seconds: number) => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import * as oauth from 'oauth4webapi'
 import { testApi, testConfig } from '../support/api'
 import { appFetch, authorizationUrl, discoverAndRegister, ISSUER, openRaw, shown, type Flow } from '../support/oauth'
-import { expectErrorPage, requestsOf } from '../support/suites/oauth-context'
+import { expectErrorPage, requestsOf } from './context'
 
 let api: Awaited<ReturnType<typeof testApi>>
 let flow: Flow

@@ -9,7 +9,7 @@ import { agents, humanSessions, oauthClients, oauthCodes, oauthRequests, oauthTo
 import { testApi } from '../support/api'
 import { newAccount } from '../support/fixtures'
 import { appFetch, approved, discoverAndRegister, exchange, ISSUER, oauthFailure, refresh, revoke, withToken } from '../support/oauth'
-import { sha256 } from '../support/suites/oauth-context'
+import { sha256 } from './context'
 
 let api: Awaited<ReturnType<typeof testApi>>
 

@@ -1,11 +1,11 @@
-// The negative cases of the token endpoint and the resource server (test/support/suites/oauth-tokens.ts),
+// The negative cases of the token endpoint and the resource server (tokens.cases.ts),
 // in-process on this run's engines (PGlite and in-process adapters, or Postgres and Redis in the services
 // pass). test/oauth/two-process.test.ts runs the same cases against real server processes.
 import { beforeAll, describe } from 'bun:test'
 import { testApi, testConfig } from '../support/api'
 import { appFetch } from '../support/oauth'
-import { OTHER_ISSUER, type OAuthCaseContext } from '../support/suites/oauth-context'
-import { tokenCases } from '../support/suites/oauth-tokens'
+import { OTHER_ISSUER, type OAuthCaseContext } from './context'
+import { tokenCases } from './tokens.cases'
 
 let ctx: OAuthCaseContext
 

@@ -8,7 +8,7 @@ import type { Db } from '../../db/client'
 import { links, type Plan } from '../../db/schema'
 import type { AccountPrincipal } from '../../plugins/auth'
 import type { Services } from '../../services'
-import { PLAN_LIMITS, proBenefits } from './plans'
+import { freePlanHint, PLAN_LIMITS, proBenefits } from './plans'
 
 /** A quota notice appears when less than this share of it is left. */
 const LOW_QUOTA_SHARE = 0.1
@@ -94,7 +94,7 @@ export function accountMeta(services: Pick<Services, 'config' | 'now'>, input: M
   }
   const usage = { ...links, ...(input.requestsRemaining !== undefined && { requests_remaining: input.requestsRemaining }), ...input.usage }
   const free = plan === 'free'
-  const hint = input.hint ?? (free ? freeHint() : undefined)
+  const hint = input.hint ?? (free ? freePlanHint() : undefined)
   return {
     account_type: plan,
     ...(hint && { hint }),
@@ -106,11 +106,6 @@ export function accountMeta(services: Pick<Services, 'config' | 'now'>, input: M
 }
 
 export type AccountMeta = ReturnType<typeof accountMeta>
-
-function freeHint(): string {
-  const free = PLAN_LIMITS.free
-  return `Free plan: ${free.linksPerMonth.toLocaleString('en-US')} links a month, ${free.requestsPerMinute} requests a minute. Pro: ${proBenefits().join(', ')}.`
-}
 
 /** meta for a response that did not count the links itself. */
 export async function currentAccountMeta(

@@ -1,5 +1,9 @@
 import { t } from 'elysia'
 import { FreeForm, Meta } from '../../plugins/errors'
+import { GUEST_LIMITS } from '../guest/model'
+import { DEFAULT_LINK_TTL_DAYS, PLAN_LIMITS, planLimitsView } from './plans'
+
+const FREE = PLAN_LIMITS.free
 
 export const AccountStatusResponse = t.Object(
   {
@@ -24,24 +28,24 @@ export const AccountStatusResponse = t.Object(
             name: 'free',
             interval: null,
             pro_since: null,
-            limits: { requests_per_minute: 30, links_per_month: 1000, custom_domains: 1, tags: 20, link_expiry_days: 30, stats: false, attribution: false },
+            limits: planLimitsView('free'),
           },
           usage: {
             links_this_month: 12,
-            links_per_month: 1000,
-            links_remaining: 988,
+            links_per_month: FREE.linksPerMonth,
+            links_remaining: FREE.linksPerMonth - 12,
             period_start: '2026-01-01T00:00:00.000Z',
             period_resets_at: '2026-02-01T00:00:00.000Z',
             requests_this_minute: 3,
-            requests_per_minute: 30,
-            requests_remaining: 27,
+            requests_per_minute: FREE.requestsPerMinute,
+            requests_remaining: FREE.requestsPerMinute - 3,
             requests_reset_at: '2026-01-14T12:01:00.000Z',
           },
           features: { custom_alias: true, custom_domains: true, password_protection: true, custom_expiration: true, scheduled_activation: true, bulk: true, link_management: true, tags: true, analytics: false, conversions: false },
         },
         meta: {
           account_type: 'free',
-          usage: { links_this_month: 12, links_remaining: 988, requests_remaining: 27 },
+          usage: { links_this_month: 12, links_remaining: FREE.linksPerMonth - 12, requests_remaining: FREE.requestsPerMinute - 3 },
           notices: [],
           limitations: ['statistics need Pro (403 with basic totals on Free)'],
           upgrade: { url: 'https://api.example.com/api/v1/account/upgrade', method: 'POST', prices: { monthly: '9.00 USD', yearly: '90.00 USD' } },
@@ -52,8 +56,8 @@ export const AccountStatusResponse = t.Object(
         data: {
           account_type: 'guest',
           email: null,
-          plan: { name: 'guest', max_links: 10, max_requests: 100, link_expiry_days: 30 },
-          usage: { links_created: 1, links_remaining: 9, requests_made: 3, requests_remaining: 97, expires_at: '2026-01-02T12:00:00.000Z' },
+          plan: { name: 'guest', max_links: GUEST_LIMITS.max_links, max_requests: GUEST_LIMITS.max_requests, link_expiry_days: DEFAULT_LINK_TTL_DAYS },
+          usage: { links_created: 1, links_remaining: GUEST_LIMITS.max_links - 1, requests_made: 3, requests_remaining: GUEST_LIMITS.max_requests - 3, expires_at: '2026-01-02T12:00:00.000Z' },
           features: { custom_alias: false, custom_domains: false, password_protection: false, custom_expiration: false, bulk: false, analytics: false, tags: false },
         },
         meta: { account_type: 'guest' },

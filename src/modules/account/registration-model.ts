@@ -1,6 +1,7 @@
 // Request and response models of registration: POST /api/v1/guest/register and /api/v1/guest/verify.
 import { t } from 'elysia'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
+import { planLimitsView } from './plans'
 
 const Email = t.String({
   format: 'email',
@@ -57,7 +58,7 @@ export const VerifyResponse = t.Object(
           api_key: 'mk_Zm9yLWV4YW1wbGUtb25seS1ub3QtYS1yZWFsLWtleS0xMjM0NTY3',
           links_claimed: 2,
           plan: 'free',
-          limits: { requests_per_minute: 30, links_per_month: 1000, custom_domains: 1, tags: 20, link_expiry_days: 30, stats: false, attribution: false },
+          limits: planLimitsView('free'),
         },
         meta: {
           account_type: 'free',

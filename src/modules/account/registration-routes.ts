@@ -10,7 +10,7 @@ import { PLAN_LIMITS } from './plans'
 import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, normalizeEmail, requestVerificationCode, verifyEmailCode } from './registration'
 import { registrationModels } from './registration-model'
 import { accountMeta, linksCreatedThisMonth } from './meta'
-import { planLimitsView } from './service'
+import { planLimitsView } from './plans'
 
 /** Normalised before validation, so " Alice@Example.com " is checked (and stored) as alice@example.com. */
 function normalizeBodyEmail(context: { body: unknown }) {

@@ -2,18 +2,14 @@
 // /guest/verify checks it and creates the Free account, its first API key and the claim on the guest's
 // links in one transaction.
 //
-// Codes: uniform over 000000-999999 (crypto random, rejection sampling), single-use, valid 15 minutes,
-// five attempts. Only an HMAC-SHA256 of (row id, e-mail, code) is stored, keyed by a pepper derived from
-// INTERNAL_SECRET, which never reaches the database: a plain hash of a six-digit code would fall to a
-// million guesses, while a database dump without the secret reveals nothing.
-import { createHmac } from 'node:crypto'
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+// The code is a mailed one-time code (./mailed-codes.ts, as sign-in's): its HMAC binds the row id and
+// the e-mail address.
+import { and, desc, eq, isNull } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { isUniqueViolation } from '../../db/errors'
 import { accounts, emailVerifications, guestSessions, links } from '../../db/schema'
 import type { Mailer } from '../../mail/mailer'
 import { verificationMail } from '../../mail/templates'
-import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { GuestPrincipal as GuestSession } from '../../plugins/auth'
@@ -21,10 +17,11 @@ import { createApiKey } from './keys'
 import { newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import { errorSummary } from '../../lib/errors'
+import { codePepper as pepperFor, countAttempt, generateCode, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, PER_ADDRESS_RATES, readCode, useCode } from './mailed-codes'
 
-const CODE_DIGITS = 6
-export const CODE_TTL_MS = 15 * 60 * 1000
-export const MAX_CODE_ATTEMPTS = 5
+export { generateCode, hashCode }
+export const CODE_TTL_MS = MAILED_CODE_TTL_MS
+export const MAX_CODE_ATTEMPTS = MAX_MAILED_CODE_ATTEMPTS
 
 /**
  * Sending codes. Per guest: 5 an hour (a guest token cannot mail-bomb many addresses). Per address:
@@ -32,8 +29,7 @@ export const MAX_CODE_ATTEMPTS = 5
  */
 export const REGISTER_RATES = {
   perGuest: { limit: 5, windowMs: 3_600_000 },
-  perEmailMinute: { limit: 1, windowMs: 60_000 },
-  perEmailHour: { limit: 5, windowMs: 3_600_000 },
+  ...PER_ADDRESS_RATES,
 } as const
 
 export const ACCOUNT_EMAIL_CONSTRAINT = 'accounts_email_unique'
@@ -42,26 +38,10 @@ export function normalizeEmail(raw: string): string {
   return raw.trim().toLowerCase()
 }
 
-/** Six digits, uniform: 32-bit draws at or above the largest multiple of 10^6 are drawn again (no modulo bias). */
-export function generateCode(random: (buffer: Uint32Array) => void = (b) => void crypto.getRandomValues(b)): string {
-  const space = 10 ** CODE_DIGITS
-  const limit = Math.floor(2 ** 32 / space) * space
-  const draw = new Uint32Array(1)
-  for (;;) {
-    random(draw)
-    if (draw[0]! < limit) return String(draw[0]! % space).padStart(CODE_DIGITS, '0')
-  }
-}
-
-/** The pepper: HMAC key derived from INTERNAL_SECRET for this one purpose. */
+/** The pepper of verification codes. */
 export function codePepper(config: Pick<Config, 'internalSecret'>): Buffer {
-  return createHmac('sha256', config.internalSecret).update('email-verification-code/v1').digest()
+  return pepperFor(config, 'email-verification-code/v1')
 }
-
-export function hashCode(pepper: Buffer, verificationId: string, email: string, code: string): string {
-  return createHmac('sha256', pepper).update(`${verificationId}\n${email}\n${code}`).digest('hex')
-}
-
 
 async function emailTaken(services: Pick<Services, 'db'>, email: string): Promise<boolean> {
   const [row] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
@@ -70,15 +50,8 @@ async function emailTaken(services: Pick<Services, 'db'>, email: string): Promis
 
 const guestMeta = { account_type: 'guest' }
 
-/** enforceRateLimit with a hint that says which limit it was. */
-async function limit(services: Services, key: string, rate: { limit: number; windowMs: number }, hint: string): Promise<void> {
-  try {
-    await enforceRateLimit(services.limiter, key, rate.limit, rate.windowMs, services.now())
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'RATE_LIMITED') throw new ApiError('RATE_LIMITED', hint, { ...error.extra, meta: guestMeta })
-    throw error
-  }
-}
+/** The limit's hint, and the guest's meta on the answer. */
+const limit = (services: Services, key: string, rate: { limit: number; windowMs: number }, hint: string) => limitWithHint(services, key, rate, hint, { meta: guestMeta })
 
 /** Issues a new code for (guest, e-mail), replacing any earlier one, and mails it. */
 export async function requestVerificationCode(services: Services, mailer: Mailer, guest: GuestSession, rawEmail: string) {
@@ -112,7 +85,7 @@ export async function requestVerificationCode(services: Services, mailer: Mailer
     await mailer.send(verificationMail(email, code, CODE_TTL_MS / 60_000))
   } catch (error) {
     // Nobody received this code: retire it. The address's one-a-minute budget is spent, hence Retry-After.
-    await services.db.update(emailVerifications).set({ usedAt: now }).where(eq(emailVerifications.id, id))
+    await useCode(services.db, emailVerifications, id, now)
     console.error(`[mail] verification code not delivered: ${errorSummary(error)}`)
     throw new ApiError('MAIL_UNAVAILABLE', undefined, { retryAfter: REGISTER_RATES.perEmailMinute.windowMs / 1000, meta: guestMeta })
   }
@@ -126,7 +99,7 @@ export async function requestVerificationCode(services: Services, mailer: Mailer
  */
 export async function verifyEmailCode(services: Services, guest: GuestSession, rawEmail: string, rawCode: string) {
   const email = normalizeEmail(rawEmail)
-  const code = rawCode.replace(/[\s-]/g, '')
+  const code = readCode(rawCode)
   const now = new Date(services.now())
   const [pending] = await services.db
     .select()
@@ -143,15 +116,11 @@ export async function verifyEmailCode(services: Services, guest: GuestSession, r
   }
   if (pending.attempts >= MAX_CODE_ATTEMPTS) throw tooManyAttempts()
   if (pending.expiresAt <= now) throw new ApiError('CODE_EXPIRED', undefined, { meta: guestMeta })
-  if (!/^\d{6}$/.test(code)) {
+  if (code === null) {
     throw new ApiError('INVALID_CODE', 'The code is the six digits from the e-mail.', { remaining: MAX_CODE_ATTEMPTS - pending.attempts, meta: guestMeta })
   }
 
-  const [counted] = await services.db
-    .update(emailVerifications)
-    .set({ attempts: sql`${emailVerifications.attempts} + 1` })
-    .where(and(eq(emailVerifications.id, pending.id), isNull(emailVerifications.usedAt), lt(emailVerifications.attempts, MAX_CODE_ATTEMPTS)))
-    .returning({ attempts: emailVerifications.attempts })
+  const counted = await countAttempt(services.db, emailVerifications, pending.id)
   if (!counted) {
     // Not counted: out of attempts, or used by a parallel verify since it was read.
     const [current] = await services.db
@@ -190,12 +159,7 @@ async function createAccountFromGuest(services: Services, guest: GuestSession, e
   try {
     return await services.db.transaction(async (tx) => {
       const [account] = await tx.insert(accounts).values({ id: newId('account'), email, plan: 'free', createdAt: now }).returning({ id: accounts.id })
-      const [used] = await tx
-        .update(emailVerifications)
-        .set({ usedAt: now })
-        .where(and(eq(emailVerifications.id, verificationId), isNull(emailVerifications.usedAt)))
-        .returning({ id: emailVerifications.id })
-      if (!used) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
+      if (!(await useCode(tx, emailVerifications, verificationId, now))) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
       const apiKey = await createApiKey(tx, account!.id, now)
       const claimed = await tx
         .update(links)

@@ -5,9 +5,10 @@ import { accounts, type Plan } from '../../db/schema'
 import type { Principal } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { GUEST_LIMITS, guestUsage } from '../guest/service'
+import { GUEST_LIMITS } from '../guest/model'
+import { guestUsage } from '../guest/service'
 import { linksCreatedThisMonth, monthWindow } from './meta'
-import { DEFAULT_LINK_TTL_MS, PLAN_LIMITS, TAGS_PER_ACCOUNT } from './plans'
+import { DEFAULT_LINK_TTL_DAYS, PLAN_LIMITS, planLimitsView } from './plans'
 
 
 /** What a guest session may do: only `url` on shorten, and account status. */
@@ -33,24 +34,10 @@ export function accountStatus(principal: Extract<Principal, { kind: 'guest' }>) 
       name: 'guest',
       max_links: GUEST_LIMITS.max_links,
       max_requests: GUEST_LIMITS.max_requests,
-      link_expiry_days: DEFAULT_LINK_TTL_MS / 86_400_000,
+      link_expiry_days: DEFAULT_LINK_TTL_DAYS,
     },
     usage: guestUsage(guest),
     features: { ...GUEST_FEATURES },
-  }
-}
-
-/** The limits of a plan as the API shows them (verify's `limits`, status's plan.limits). */
-export function planLimitsView(plan: Plan) {
-  const limits = PLAN_LIMITS[plan]
-  return {
-    requests_per_minute: limits.requestsPerMinute,
-    links_per_month: limits.linksPerMonth,
-    custom_domains: limits.customDomains,
-    tags: TAGS_PER_ACCOUNT,
-    link_expiry_days: DEFAULT_LINK_TTL_MS / 86_400_000,
-    stats: limits.stats,
-    attribution: limits.attribution,
   }
 }
 

@@ -4,7 +4,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { agentApprovals, agents, oauthTokens } from '../../db/schema'
-import { newId } from '../../lib/ids'
+import { isId, newId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { DEFAULT_REQUIRE_APPROVAL, isScope, type Operation } from '../../lib/agent-access'
@@ -66,11 +66,9 @@ function checkScopes(scopes: readonly string[], field: string): string[] {
   return [...new Set(scopes)]
 }
 
-const AGENT_ID = /^agt_[A-Za-z0-9_-]{22}$/
-
 /** The account's Agent, or 404 (another account's Agent is "not found" too). */
 export async function ownAgent(services: Pick<Services, 'db'>, accountId: string, agentId: string): Promise<AgentRow> {
-  if (!AGENT_ID.test(agentId)) throw new ApiError('AGENT_NOT_FOUND')
+  if (!isId('agent', agentId)) throw new ApiError('AGENT_NOT_FOUND')
   const [row] = await services.db.select().from(agents).where(and(eq(agents.id, agentId), eq(agents.accountId, accountId))).limit(1)
   if (!row) throw new ApiError('AGENT_NOT_FOUND')
   return row

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto'
 import { and, desc, eq, gt, lte, or, sql } from 'drizzle-orm'
 import { accounts, agentApprovals, agents, type ApprovalStatus } from '../../db/schema'
-import { newId } from '../../lib/ids'
+import { isId, newId } from '../../lib/ids'
 import type { HeldCall } from '../../plugins/agent-calls'
 import type { Principal } from '../../plugins/auth'
 import { agentPrincipal } from '../agents/principal'
@@ -120,11 +120,9 @@ export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>
   return { response: heldResponse(approvalView(services, earlier)), approvalId: earlier.id }
 }
 
-const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{22}$/
-
 /** An approval of the account, with its Agent's name; 404 for anything else. */
 export async function accountApproval(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, approvalId: string) {
-  if (!APPROVAL_ID.test(approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
+  if (!isId('approval', approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
   const [found] = await services.db
     .select({ row: agentApprovals, agentName: agents.name })
     .from(agentApprovals)
@@ -173,7 +171,7 @@ export type Decision = 'approve' | 'reject'
  * then checks the Agent again and runs the call once; the approval ends executed (2xx/3xx) or failed.
  */
 export async function decideApproval(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, approvalId: string, decision: Decision, execute: Execute): Promise<ApprovalView> {
-  if (!APPROVAL_ID.test(approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
+  if (!isId('approval', approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
   const now = new Date(services.now())
   const [won] = await services.db
     .update(agentApprovals)

@@ -10,9 +10,10 @@
 // calls recorder.flush() first (tests do). Events of other API processes show within their own interval.
 import type { ClickHouseClient } from '@clickhouse/client'
 import { errorSummary } from '../../lib/errors'
+import { isId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditEvent, type AuditOutcome, type AuditPage, type AuditVia } from './model'
-import { AUDIT_ID_PATTERN, AUDIT_TABLE } from './row'
+import { AUDIT_TABLE } from './row'
 
 export interface AuditPosition {
   atMs: number
@@ -44,7 +45,7 @@ export function decodeAuditCursor(cursor: string): AuditPosition {
     }
   }
   const { t, i } = (typeof value === 'object' && value !== null ? value : {}) as { t?: unknown; i?: unknown }
-  if (typeof t !== 'string' || typeof i !== 'string' || !DIGITS.test(t) || !AUDIT_ID_PATTERN.test(i)) {
+  if (typeof t !== 'string' || typeof i !== 'string' || !DIGITS.test(t) || !isId('audit', i)) {
     throw new ApiError('VALIDATION_FAILED', 'query.cursor: not a cursor this API returned; pass data.next_cursor as it is, or leave it out for the newest events.')
   }
   return { atMs: Number(t), id: i }

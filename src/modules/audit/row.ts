@@ -33,9 +33,6 @@ export interface AuditRow {
   ip_hash: string
 }
 
-/** Event ids: `aud_` and 16 random bytes (src/lib/ids.ts). */
-export const AUDIT_ID_PATTERN = /^aud_[A-Za-z0-9_-]{22}$/
-
 // Bounds on what one event may store: the path and the operation come from the request.
 const MAX_PATH = 1024
 const MAX_SHORT = 64

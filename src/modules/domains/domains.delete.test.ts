@@ -6,7 +6,8 @@ import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/l
 import { links } from '../../db/schema'
 import { call, show } from '../../../test/support/api'
 import { newAccount, newLink } from '../../../test/support/fixtures'
-import { addDomain, api, app, dns, domainRow, eventually, published, setUp, tearDown, uniqueHost } from '../../../test/support/suites/domains'
+import { until } from '../../../test/support/wait'
+import { addDomain, api, app, dns, domainRow, published, setUp, tearDown, uniqueHost } from '../../../test/support/suites/domains'
 
 beforeAll(setUp)
 afterAll(tearDown)
@@ -35,8 +36,8 @@ describe('DELETE /api/v1/domains/{hostname}', () => {
     expect(await api.deps.db.select().from(links).where(eq(links.domain, added.hostname))).toEqual([])
     expect(await api.deps.db.select().from(links).where(eq(links.id, elsewhere.id))).toHaveLength(1)
     for (const link of onDomain) expect(await api.adapters.kv.get(linkCacheKey(link.domain, link.alias))).toBeNull()
-    await eventually(() => published.slice(before).some((p) => p.channel === DOMAIN_CHANNEL && p.message === added.hostname))
-    await eventually(() => published.slice(before).filter((p) => p.channel === INVALIDATION_CHANNEL && p.message.startsWith(`link:${added.hostname}:`)).length === 2)
+    await until(() => published.slice(before).some((p) => p.channel === DOMAIN_CHANNEL && p.message === added.hostname), 'the removal announced')
+    await until(() => published.slice(before).filter((p) => p.channel === INVALIDATION_CHANNEL && p.message.startsWith(`link:${added.hostname}:`)).length === 2, 'both links of the domain invalidated')
 
     const again = await call(app, 'DELETE', `/api/v1/domains/${added.hostname}`, { token: account.key })
     expect(again.status, show(again)).toBe(404)

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DOMAIN_CHANNEL } from '../../core/link-cache'
 import { call, show } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
-import { addDomain, api, app, dns, domainRow, eventually, published, setUp, tearDown, uniqueHost } from '../../../test/support/suites/domains'
+import { until, within } from '../../../test/support/wait'
+import { addDomain, api, app, dns, domainRow, published, setUp, tearDown, uniqueHost } from '../../../test/support/suites/domains'
 
 beforeAll(setUp)
 afterAll(tearDown)
@@ -37,7 +38,7 @@ describe('POST /api/v1/domains/{hostname}/verify', () => {
     expect(Date.parse(verifiedAt), show(ok)).toBeGreaterThan(Date.now() - 60_000)
     expect(ok.body.data, show(ok)).toMatchObject({ hostname, verified: true })
     expect(ok.body.meta.account_type, show(ok)).toBe('free')
-    await eventually(() => published.slice(before).some((p) => p.channel === DOMAIN_CHANNEL && p.message === hostname))
+    await until(() => published.slice(before).some((p) => p.channel === DOMAIN_CHANNEL && p.message === hostname), 'the verified domain announced')
 
     // Verified stays verified, without another lookup.
     const asked = dns.questions.length
@@ -60,12 +61,12 @@ describe('POST /api/v1/domains/{hostname}/verify', () => {
 
     const slow = await addDomain(account, uniqueHost('slow'))
     dns.fail(slow.verification.name, 'silent')
-    const started = performance.now()
-    const timedOut = await call(app, 'POST', `/api/v1/domains/${slow.hostname}/verify`, { token: account.key })
+    // The suite's lookup budget is 0.4 s; a silent server would otherwise hold the request for as long
+    // as c-ares' own retries last (far past the deadline).
+    const timedOut = await within(call(app, 'POST', `/api/v1/domains/${slow.hostname}/verify`, { token: account.key }), 'verify with silent DNS')
     expect(timedOut.status, show(timedOut)).toBe(503)
     expect(timedOut.body.error, show(timedOut)).toBe('SERVICE_UNAVAILABLE')
     expect(timedOut.headers.get('retry-after'), show(timedOut)).toBe('5')
-    expect(performance.now() - started).toBeLessThan(2000)
     expect((await domainRow(slow.hostname))?.verifiedAt).toBeNull()
   })
 

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { guestSessions } from '../../db/schema'
 import { call, show, testApi, uniqueIp, type TestApp } from '../../../test/support/api'
-import { GUEST_LIMITS, GUEST_TOKEN_RATE } from './service'
+import { GUEST_LIMITS } from './model'
+import { GUEST_TOKEN_RATE } from './service'
 import { hashSecret } from '../../lib/secrets'
 
 let app: TestApp

@@ -5,7 +5,8 @@ import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestModels } from './model'
-import { createGuestSession, GUEST_LIMITS, GUEST_TOKEN_RATE } from './service'
+import { GUEST_LIMITS } from './model'
+import { createGuestSession, GUEST_TOKEN_RATE } from './service'
 
 export function guestModule(services: Services) {
   return new Elysia({ name: 'modules.guest' })

@@ -8,9 +8,8 @@ import { rateLimitHeaders } from '../../plugins/client'
 import type { Services } from '../../services'
 import { newId } from '../../lib/ids'
 import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
+import { GUEST_LIMITS } from './model'
 
-/** README, decisions: "Guest limits"; returned to the client as `limits`. */
-export const GUEST_LIMITS = { max_links: 10, max_requests: 100, expires_in_seconds: 86_400 } as const
 /** POST /guest/token: 10 an hour per client IP (README, decisions). */
 export const GUEST_TOKEN_RATE = { limit: 10, windowMs: 3_600_000 } as const
 

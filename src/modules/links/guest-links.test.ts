@@ -8,7 +8,8 @@ import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { newGuestToken, show, testApi } from '../../../test/support/api'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
-import { api, app, setUp, shorten, waitFor } from '../../../test/support/suites/guest-links'
+import { api, app, setUp, shorten } from '../../../test/support/suites/guest-links'
+import { until } from '../../../test/support/wait'
 
 beforeAll(setUp)
 
@@ -78,7 +79,7 @@ describe('POST /api/v1/shorten with a guest token', () => {
       const cached = decodeCachedLink((await kv.get(key)) ?? '')
       const [row] = await api.deps.db.select().from(links).where(eq(links.alias, res.body.data.alias))
       expect(cached, show(res)).toEqual({ v: 1, id: row!.id, url: 'https://example.com/cached', exp: Date.parse(res.body.data.expires_at) })
-      expect(await waitFor(() => messages.includes(key)), `published: ${JSON.stringify(messages)}`).toBe(true)
+      await until(() => messages.includes(key), () => `${key} published: ${JSON.stringify(messages)}`)
     } finally {
       await unsubscribe()
     }

@@ -6,7 +6,8 @@ import { INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
 import { links } from '../../db/schema'
 import { newGuestToken, show } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
-import { api, app, as, cached, create, freshAlias, setUp, waitFor } from '../../../test/support/suites/manage'
+import { api, app, as, cached, create, freshAlias, setUp } from '../../../test/support/suites/manage'
+import { until } from '../../../test/support/wait'
 
 beforeAll(setUp)
 
@@ -24,7 +25,7 @@ describe('PATCH /api/v1/links/{alias}', () => {
       expect(moved.body.data, show(moved)).toMatchObject({ alias, full_url: 'https://example.com/after', has_password: true, expires_at: '2099-01-01T00:00:00.000Z' })
       expect(moved.text).not.toContain('s3cret')
       expect(await cached('sho.rt', alias)).toMatchObject({ url: 'https://example.com/after', pw: 1, exp: Date.parse('2099-01-01T00:00:00Z'), act: Date.parse('2098-01-01T00:00:00Z') })
-      expect(await waitFor(() => messages.includes(key)), JSON.stringify(messages)).toBe(true)
+      await until(() => messages.includes(key), () => `${key} published: ${JSON.stringify(messages)}`)
       const cleared = await as(account.key, 'PATCH', `/api/v1/links/${alias}`, { password: null, expiration: null, activated_at: null })
       expect(cleared.status, show(cleared)).toBe(200)
       expect(cleared.body.data, show(cleared)).toMatchObject({ has_password: false, expires_at: null })
@@ -118,7 +119,7 @@ describe('DELETE /api/v1/links/{alias}', () => {
       expect(res.status, show(res)).toBe(200)
       expect(res.body, show(res)).toMatchObject({ success: true, message: `Link sho.rt/${alias} deleted.`, meta: { account_type: 'free' } })
       expect(await api.adapters.kv.get(linkCacheKey('sho.rt', alias))).toBeNull()
-      expect(await waitFor(() => messages.includes(linkCacheKey('sho.rt', alias))), JSON.stringify(messages)).toBe(true)
+      await until(() => messages.includes(linkCacheKey('sho.rt', alias)), () => `${alias} published: ${JSON.stringify(messages)}`)
       expect((await api.deps.db.select().from(links).where(eq(links.alias, alias))).length).toBe(0)
       const again = await as(account.key, 'DELETE', `/api/v1/links/${alias}`)
       expect(again.status, show(again)).toBe(404)

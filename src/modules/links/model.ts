@@ -1,6 +1,7 @@
 import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
+import { DEFAULT_LINK_TTL_DAYS, freePlanHint, PLAN_LIMITS } from '../account/plans'
 
 /** Longest destination accepted; the de-facto browser-safe URL length. */
 export const MAX_URL_LENGTH = 2048
@@ -27,7 +28,7 @@ const Password = t.String({
   maxLength: MAX_PASSWORD_LENGTH,
   description: 'Visitors must enter it on a form before the redirect. Stored as an argon2id hash, never returned',
 })
-const Expiration = t.String({ format: 'date-time', description: 'In the future. Default: 30 days after creation; the link answers 410 after it' })
+const Expiration = t.String({ format: 'date-time', description: `In the future. Default: ${DEFAULT_LINK_TTL_DAYS} days after creation; the link answers 410 after it` })
 const ActivatedAt = t.String({ format: 'date-time', description: 'The link answers 404 until then; before expiration' })
 
 export const ShortenRequest = t.Object(
@@ -94,9 +95,9 @@ const LINK_EXAMPLE = {
 
 const ACCOUNT_META_EXAMPLE = {
   account_type: 'free',
-  usage: { links_this_month: 12, links_per_month: 1000, links_remaining: 988, period_resets_at: '2026-06-01T00:00:00.000Z' },
+  usage: { links_this_month: 12, links_per_month: PLAN_LIMITS.free.linksPerMonth, links_remaining: PLAN_LIMITS.free.linksPerMonth - 12, period_resets_at: '2026-06-01T00:00:00.000Z' },
   notices: [],
-  hint: 'Free plan: 1000 links a month, 30 requests a minute, one custom domain. Pro: 50000 links a month, 120 requests a minute, statistics and conversion attribution.',
+  hint: freePlanHint(),
   upgrade: { plan: 'pro', url: 'https://api.sho.rt/api/v1/account/upgrade', method: 'POST' },
 }
 

@@ -7,7 +7,7 @@ import { isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
 import { checkDestination, normalizeHost } from './url'
-import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { DEFAULT_LINK_TTL_DAYS, DEFAULT_LINK_TTL_MS } from '../account/plans'
 import { insertWithAlias } from './insert'
 
 /** POST /alias/check without a token: 60 a minute per client IP (README, decisions). */
@@ -19,7 +19,7 @@ const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [
   { field: 'alias', message: 'ignored for guest tokens; register to choose aliases' },
   { field: 'domain', message: 'ignored for guest tokens; guest links use the default domain' },
   { field: 'password', message: 'ignored for guest tokens; register to protect links with a password' },
-  { field: 'expiration', message: 'ignored for guest tokens; guest links expire 30 days after creation' },
+  { field: 'expiration', message: `ignored for guest tokens; guest links expire ${DEFAULT_LINK_TTL_DAYS} days after creation` },
   { field: 'activated_at', message: 'ignored for guest tokens; guest links are active at once' },
 ]
 

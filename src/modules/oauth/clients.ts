@@ -2,6 +2,7 @@
 // an https client_id whose metadata document is fetched (Client ID Metadata Documents).
 import { eq } from 'drizzle-orm'
 import { oauthClients } from '../../db/schema'
+import { isId } from '../../lib/ids'
 import type { Services } from '../../services'
 import { isUnused } from './unused-clients'
 import { fetchClientMetadataDocument, isMetadataDocumentUrl, type ClientAuth } from './cimd'
@@ -19,8 +20,6 @@ export interface OAuthClient {
   auth: ClientAuth
 }
 
-const CLIENT_ID = /^cli_[A-Za-z0-9_-]{22}$/
-
 /**
  * The client, or null when no client has that id (or its registration went unused for 24 h). An https client_id is a metadata document's URL:
  * fetched (SSRF-guarded, cached) and checked; a document that cannot be used throws invalid_client.
@@ -30,7 +29,7 @@ export async function loadClient(services: Pick<Services, 'db' | 'config' | 'now
     const view = await fetchClientMetadataDocument(services, clientId)
     return { client_id: view.client_id, client_name: view.client_name, redirect_uris: view.redirect_uris, scope: view.scope, refreshable: view.refreshable, auth: view.auth }
   }
-  if (!CLIENT_ID.test(clientId)) return null
+  if (!isId('oauthClient', clientId)) return null
   const [row] = await services.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).limit(1)
   // An unused client is gone even before the sweep deletes it (unused-clients.ts).
   if (!row || isUnused(row, services.now())) return null

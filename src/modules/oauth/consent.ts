@@ -7,7 +7,7 @@
 // it is "not found".
 import { and, eq } from 'drizzle-orm'
 import { oauthCodes, oauthRequests } from '../../db/schema'
-import { newId } from '../../lib/ids'
+import { isId, newId } from '../../lib/ids'
 import { hashSecret, randomBase64url } from '../../lib/secrets'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -37,10 +37,8 @@ function statusOf(row: RequestRow, now: number): ConsentStatus {
   return row.status
 }
 
-const REQUEST_ID = /^oreq_[A-Za-z0-9_-]{22}$/
-
 async function visibleRequest(services: Pick<Services, 'db'>, accountId: string, requestId: string): Promise<RequestRow> {
-  if (!REQUEST_ID.test(requestId)) throw new ApiError('OAUTH_REQUEST_NOT_FOUND')
+  if (!isId('oauthRequest', requestId)) throw new ApiError('OAUTH_REQUEST_NOT_FOUND')
   const [row] = await services.db.select().from(oauthRequests).where(eq(oauthRequests.id, requestId)).limit(1)
   if (!row || (row.accountId !== null && row.accountId !== accountId)) throw new ApiError('OAUTH_REQUEST_NOT_FOUND')
   return row

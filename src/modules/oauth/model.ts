@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { idPattern } from '../../lib/ids'
 
 /** RFC 6749 5.2 / RFC 7591 3.2.2: what every /oauth/* endpoint answers on an error. */
 export const OAuthErrorResponse = t.Object(
@@ -132,7 +133,7 @@ export const ConsentRequestResponse = t.Object(
 
 export const ConsentApproveRequest = t.Object(
   {
-    request_id: t.String({ pattern: '^oreq_[A-Za-z0-9_-]{22}$' }),
+    request_id: t.String({ pattern: idPattern('oauthRequest') }),
     approve: t.Optional(t.Boolean({ default: true, description: 'false denies the request' })),
     scopes: t.Optional(t.Array(t.String({ maxLength: 40 }), { maxItems: 20, description: 'A subset of the requested scopes; absent: all of them' })),
   },

@@ -1,28 +1,26 @@
 // Sign-in by a one-time code mailed to the account's address (accounts are created by e-mail
-// verification, so every account's address is verified). Six digits, single-use, 15 minutes, five
-// attempts; only an HMAC of (attempt id, account, code) is stored, keyed by a pepper derived from
-// INTERNAL_SECRET (a plain hash of a six-digit code falls to a million guesses).
+// verification, so every account's address is verified). The code is a mailed one-time code
+// (account/mailed-codes.ts, as registration's): its HMAC binds the attempt id and the account.
 //
 // Nobody learns from these steps whether an address has an account: an unknown address gets an
 // attempt id as well (stored nowhere), whose wrong codes are counted in the limiter instead of the
 // table and answered with the same words; the account lookup, the stored code and the mail all happen
 // after the answer (requestSignInCode), so the answer's timing tells nothing either.
-import { createHmac } from 'node:crypto'
 import type { LimitResult } from '../../adapters/ports'
-import { and, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { accounts, signInCodes } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
-import { newId } from '../../lib/ids'
+import { isId, newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import type { Mailer, MailMessage } from '../../mail/mailer'
-import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { generateCode, normalizeEmail } from '../account/registration'
+import { codePepper, countAttempt, generateCode, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, PER_ADDRESS_RATES, readCode, useCode } from '../account/mailed-codes'
+import { normalizeEmail } from '../account/registration'
 
-export const SIGN_IN_CODE_TTL_MS = 15 * 60 * 1000
-export const MAX_SIGN_IN_ATTEMPTS = 5
+export const SIGN_IN_CODE_TTL_MS = MAILED_CODE_TTL_MS
+export const MAX_SIGN_IN_ATTEMPTS = MAX_MAILED_CODE_ATTEMPTS
 
 /**
  * Per address: one code a minute and five an hour, whether or not it has an account (the same limits
@@ -30,8 +28,7 @@ export const MAX_SIGN_IN_ATTEMPTS = 5
  * submissions (a person needs a handful; a guesser is stopped by the five attempts per code anyway).
  */
 export const SIGN_IN_RATES = {
-  perEmailMinute: { limit: 1, windowMs: 60_000 },
-  perEmailHour: { limit: 5, windowMs: 3_600_000 },
+  ...PER_ADDRESS_RATES,
   requestsPerIp: { limit: 20, windowMs: 3_600_000 },
   codesPerIp: { limit: 60, windowMs: 3_600_000 },
 } as const
@@ -39,18 +36,12 @@ export const SIGN_IN_RATES = {
 /** Attempts on an id that has no pending row are counted a day: far longer than any code lives. */
 const UNKNOWN_ATTEMPT_WINDOW_MS = 24 * 3_600_000
 
-const ATTEMPT_ID = /^sgn_[A-Za-z0-9_-]{22}$/
-
 export function isAttemptId(value: string): boolean {
-  return ATTEMPT_ID.test(value)
-}
-
-function codePepper(config: Pick<Config, 'internalSecret'>): Buffer {
-  return createHmac('sha256', config.internalSecret).update('sign-in-code/v1').digest()
+  return isId('signIn', value)
 }
 
 function hashSignInCode(config: Pick<Config, 'internalSecret'>, attemptId: string, accountId: string, code: string): string {
-  return createHmac('sha256', codePepper(config)).update(`${attemptId}\n${accountId}\n${code}`).digest('hex')
+  return hashCode(codePepper(config, 'sign-in-code/v1'), attemptId, accountId, code)
 }
 
 export function signInMail(to: string, code: string, origin: string): MailMessage {
@@ -68,15 +59,6 @@ export function signInMail(to: string, code: string, origin: string): MailMessag
   }
 }
 
-async function limit(services: Services, key: string, rate: { limit: number; windowMs: number }, hint: string): Promise<void> {
-  try {
-    await enforceRateLimit(services.limiter, key, rate.limit, rate.windowMs, services.now())
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'RATE_LIMITED') throw new ApiError('RATE_LIMITED', hint, error.extra)
-    throw error
-  }
-}
-
 /**
  * Starts a sign-in for an address: returns the attempt id the code form carries. The answer does not
  * wait for anything that depends on the address: only the per-address limits (the same for every
@@ -88,8 +70,8 @@ export async function requestSignInCode(services: Services, mailer: Mailer, rawE
   const email = normalizeEmail(rawEmail)
   // Keyed by the address's hash: the limiter's store never holds it in clear.
   const emailKey = hashSecret(email)
-  await limit(services, `signin:email-minute:${emailKey}`, SIGN_IN_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait a minute before asking again.')
-  await limit(services, `signin:email-hour:${emailKey}`, SIGN_IN_RATES.perEmailHour, 'Too many codes were asked for this address this hour; retry later.')
+  await limitWithHint(services, `signin:email-minute:${emailKey}`, SIGN_IN_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait a minute before asking again.')
+  await limitWithHint(services, `signin:email-hour:${emailKey}`, SIGN_IN_RATES.perEmailHour, 'Too many codes were asked for this address this hour; retry later.')
 
   const attemptId = newId('signIn')
   const issued = issueSignInCode(services, mailer, email, attemptId).catch((error) => {
@@ -119,7 +101,7 @@ async function issueSignInCode(services: Services, mailer: Mailer, email: string
   } catch (error) {
     // Nobody received this code: retire it. The person sees no mail and asks again.
     console.error(`[mail] sign-in code not delivered: ${errorSummary(error)}`)
-    await services.db.update(signInCodes).set({ usedAt: now }).where(eq(signInCodes.id, attemptId)).catch(() => {})
+    await useCode(services.db, signInCodes, attemptId, now).catch(() => {})
   }
 }
 
@@ -135,14 +117,10 @@ export type CodeCheck =
  * cannot exceed five; on success the code is used up in the same guarded update, so it works once.
  */
 export async function checkSignInCode(services: Services, attemptId: string, rawCode: string): Promise<CodeCheck> {
-  const code = rawCode.replace(/[\s-]/g, '')
-  if (!isAttemptId(attemptId) || !/^\d{6}$/.test(code)) return { ok: false, reason: 'malformed' }
+  const code = readCode(rawCode)
+  if (!isAttemptId(attemptId) || code === null) return { ok: false, reason: 'malformed' }
   const now = new Date(services.now())
-  const [counted] = await services.db
-    .update(signInCodes)
-    .set({ attempts: sql`${signInCodes.attempts} + 1` })
-    .where(and(eq(signInCodes.id, attemptId), isNull(signInCodes.usedAt), lt(signInCodes.attempts, MAX_SIGN_IN_ATTEMPTS)))
-    .returning({ attempts: signInCodes.attempts, accountId: signInCodes.accountId, codeHash: signInCodes.codeHash, expiresAt: signInCodes.expiresAt })
+  const counted = await countAttempt(services.db, signInCodes, attemptId)
   if (!counted) {
     const [row] = await services.db.select({ usedAt: signInCodes.usedAt }).from(signInCodes).where(eq(signInCodes.id, attemptId)).limit(1)
     if (row && row.usedAt === null) return { ok: false, reason: 'exhausted' }
@@ -150,13 +128,8 @@ export async function checkSignInCode(services: Services, attemptId: string, raw
   }
   const right = counted.expiresAt > now && sameSecret(counted.codeHash, hashSignInCode(services.config, attemptId, counted.accountId, code))
   if (!right) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
-  const [used] = await services.db
-    .update(signInCodes)
-    .set({ usedAt: now })
-    .where(and(eq(signInCodes.id, attemptId), isNull(signInCodes.usedAt)))
-    .returning({ id: signInCodes.id })
   // Used by a parallel request with the same code a moment ago: that one signed in.
-  if (!used) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
+  if (!(await useCode(services.db, signInCodes, attemptId, now))) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
   return { ok: true, accountId: counted.accountId }
 }
 

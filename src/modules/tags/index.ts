@@ -12,7 +12,7 @@ import { DomainQuery, LinkParams, LinkTagParams, TagIdParams, tagModels } from '
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
 import { TAGS_PER_ACCOUNT } from '../account/plans'
 
-/** The account's meta, with its tags against the 20 allowed when the response counted them. */
+/** The account's meta, with its tags against the TAGS_PER_ACCOUNT allowed when the response counted them. */
 const meta = (services: Services, account: AccountPrincipal, tags?: number) =>
   accountMeta(services, { plan: account.plan, ...(tags !== undefined && { usage: tagUsage(tags) }) })
 
@@ -60,7 +60,7 @@ export function tagsModule(services: Services, auth: Auth) {
           operationId: 'createTag',
           tags: ['tags'],
           summary: 'Create a tag',
-          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${TAGS_PER_ACCOUNT} tags an account: the 21st is 409 TAG_LIMIT_REACHED.`,
+          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${TAGS_PER_ACCOUNT} tags an account: one more is 409 TAG_LIMIT_REACHED.`,
         },
       },
     )

@@ -69,7 +69,7 @@ export async function createTag(services: Pick<Services, 'db' | 'now'>, accountI
     if (same) throw new ApiError('TAG_EXISTS', `This account already has a tag named "${name}" (names are compared regardless of case).`)
     const total = await countTags(tx, accountId)
     if (total >= TAGS_PER_ACCOUNT) {
-      throw new ApiError('TAG_LIMIT_REACHED', undefined, { limit: TAGS_PER_ACCOUNT, remaining: 0 })
+      throw new ApiError('TAG_LIMIT_REACHED', `An account can have at most ${TAGS_PER_ACCOUNT} tags; delete one to make room.`, { limit: TAGS_PER_ACCOUNT, remaining: 0 })
     }
     const [row] = await tx.insert(tags).values({ accountId, name, color, createdAt: now }).onConflictDoNothing().returning()
     if (!row) throw new ApiError('TAG_EXISTS')

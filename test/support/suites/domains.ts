@@ -42,11 +42,3 @@ export async function domainRow(hostname: string) {
   const [row] = await api.deps.db.select().from(domains).where(eq(domains.hostname, hostname))
   return row
 }
-
-export async function eventually(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not true within ${timeoutMs} ms`)
-    await Bun.sleep(10)
-  }
-}

@@ -1,5 +1,5 @@
 // Shared by the tests of guest links (src/modules/links/guest-links*.test.ts, alias-check.test.ts): the
-// API, POST /api/v1/shorten with a token, and polling. Each test file calls setUp in beforeAll; the
+// API and POST /api/v1/shorten with a token. Each test file calls setUp in beforeAll; the
 // exported bindings are live, so they hold the running file's API.
 import { call, testApi, type TestApp } from '../api'
 
@@ -13,11 +13,3 @@ export async function setUp() {
 
 export const shorten = (token: string, body: unknown, target: TestApp = app) => call(target, 'POST', '/api/v1/shorten', { token, body })
 
-export async function waitFor(check: () => boolean, ms = 2000): Promise<boolean> {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    if (check()) return true
-    await Bun.sleep(10)
-  }
-  return check()
-}

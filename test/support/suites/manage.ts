@@ -23,8 +23,3 @@ export async function create(account: TestAccount, body: Record<string, unknown>
   return res
 }
 
-export async function waitFor(check: () => boolean, ms = 2000): Promise<boolean> {
-  const until = Date.now() + ms
-  while (Date.now() < until && !check()) await Bun.sleep(10)
-  return check()
-}

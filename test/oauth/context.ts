@@ -1,4 +1,4 @@
-// What the OAuth case suites (oauth-authorize.ts, oauth-tokens.ts) run against: an API reached through a
+// What the OAuth case lists (authorize.cases.ts, tokens.cases.ts) run against: an API reached through a
 // fetch (in-process app.handle, or a real server process), its database, and an API of another issuer
 // on the same database. test/oauth/*.test.ts run them in-process; test/oauth/two-process.test.ts runs
 // them against spawned servers on real Postgres and Redis.
@@ -6,10 +6,10 @@ import { createHash } from 'node:crypto'
 import { expect } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import type * as oauth from 'oauth4webapi'
-import type { Db } from '../../../src/db/client'
-import { oauthRequests } from '../../../src/db/schema'
-import { newAccount, type TestAccount } from '../fixtures'
-import { discoverAndRegister, ISSUER, shown, type Answer, type Fetch, type Flow } from '../oauth'
+import type { Db } from '../../src/db/client'
+import { oauthRequests } from '../../src/db/schema'
+import { newAccount, type TestAccount } from '../support/fixtures'
+import { discoverAndRegister, ISSUER, shown, type Answer, type Fetch, type Flow } from '../support/oauth'
 
 export interface OAuthCaseContext {
   /** A fetch to the API under test (each call to this function: a client IP of its own). */

@@ -1,10 +1,10 @@
 // Negative cases of GET /oauth/authorize and of the human's consent API (DESIGN "Machine access"), as a
-// function of where the API runs (see oauth-context.ts). Each case is its own test; each starts from a
+// function of where the API runs (see context.ts). Each case is its own test; each starts from a
 // newly registered client and a new human.
 import { expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { oauthRequests } from '../../../src/db/schema'
-import { newAccount } from '../fixtures'
+import { oauthRequests } from '../../src/db/schema'
+import { newAccount } from '../support/fixtures'
 import {
   approveAsHuman,
   approved,
@@ -18,8 +18,8 @@ import {
   openRaw,
   shown,
   withToken,
-} from '../oauth'
-import { clientAndHuman, expectErrorPage, redirectOf, requestsOf, type OAuthCaseContext } from './oauth-context'
+} from '../support/oauth'
+import { clientAndHuman, expectErrorPage, redirectOf, requestsOf, type OAuthCaseContext } from './context'
 
 export function authorizeCases(context: () => OAuthCaseContext) {
   /** An authorization URL changed by `edit`, opened: the error it redirects back with (state and iss checked). */

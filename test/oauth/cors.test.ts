@@ -2,8 +2,8 @@
 // registration, token and revocation answer any origin without credentials, errors and limits included,
 // and a preflight is 204 naming the methods and headers a page sends. Other paths stay without CORS.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../../../test/support/api'
-import { ISSUER } from '../../../test/support/oauth'
+import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../support/api'
+import { ISSUER } from '../support/oauth'
 
 const ORIGIN = 'http://localhost:6274' // the MCP Inspector's own page
 let app: TestApp

@@ -4,9 +4,9 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
-import { oauthClients } from '../../db/schema'
-import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../../../test/support/api'
-import { REGISTER_RATE } from './index'
+import { oauthClients } from '../../src/db/schema'
+import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../support/api'
+import { REGISTER_RATE } from '../../src/modules/oauth'
 
 test('the registration limit fits hosted hosts registering their users from a few addresses: at least 600 an hour', () => {
   expect(REGISTER_RATE.limit).toBeGreaterThanOrEqual(600)

@@ -1,12 +1,12 @@
 // Negative cases of POST /oauth/token and of the resource server (at_ tokens on the REST API), as a
-// function of where the API runs (see oauth-context.ts). Each case is its own test, with a newly
+// function of where the API runs (see context.ts). Each case is its own test, with a newly
 // registered client and a new human.
 import { expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
-import { oauthCodes, oauthTokens } from '../../../src/db/schema'
-import { approved, asHuman, connect, exchange, ISSUER, oauthFailure, postForm, read, refresh, revoke, shown, withToken, type Flow, type Started } from '../oauth'
-import { clientAndHuman, expectInvalidToken, OTHER_ISSUER, RESOURCE_METADATA, sha256, type OAuthCaseContext } from './oauth-context'
+import { oauthCodes, oauthTokens } from '../../src/db/schema'
+import { approved, asHuman, connect, exchange, ISSUER, oauthFailure, postForm, read, refresh, revoke, shown, withToken, type Flow, type Started } from '../support/oauth'
+import { clientAndHuman, expectInvalidToken, OTHER_ISSUER, RESOURCE_METADATA, sha256, type OAuthCaseContext } from './context'
 
 /** The code exchange with what oauth4webapi validated, some of it changed. */
 function codeGrant(flow: Flow, started: Started, redirect: URL, change: { verifier?: string; redirectUri?: string; resource?: string; client?: oauth.Client } = {}) {

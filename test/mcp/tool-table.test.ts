@@ -5,8 +5,8 @@
 // marked read-only in front of a route a policy can hold.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { TSchema } from 'elysia'
-import { testApi } from '../../test/support/api'
-import { TOOLS, type Args, type ToolSpec } from './tools'
+import { testApi } from '../support/api'
+import { TOOLS, type Args, type ToolSpec } from '../../src/mcp/tools'
 
 interface RouteEntry {
   method: string

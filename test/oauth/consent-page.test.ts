@@ -3,12 +3,12 @@
 // sign-in pages, deciding on the page. The code it yields is exchanged, so a subset of scopes is checked
 // where it matters: in the token.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { testApi, testConfig } from '../../../test/support/api'
-import { CONSENT_TTL_MS } from './authorize'
-import { newAccount } from '../../../test/support/fixtures'
-import { appFetch, authorizationUrl, discoverAndRegister, exchange, openAuthorization, type Flow } from '../../../test/support/oauth'
-import { Browser, inputValue, showPage, signInByMail } from '../../../test/support/signin'
-import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
+import { testApi, testConfig } from '../support/api'
+import { CONSENT_TTL_MS } from '../../src/modules/oauth/authorize'
+import { newAccount } from '../support/fixtures'
+import { appFetch, authorizationUrl, discoverAndRegister, exchange, openAuthorization, type Flow } from '../support/oauth'
+import { Browser, inputValue, showPage, signInByMail } from '../support/signin'
+import { startSmtpSink, type SmtpSink } from '../support/smtp'
 
 let sink: SmtpSink
 let api: Awaited<ReturnType<typeof testApi>>
