@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Readable } from 'node:stream'
 import { CLICK_COLUMNS, CLICKS_TABLE } from '../src/core/clicks'
+import { dedupInsertSettings } from '../src/core/spool-shipper'
 import type { ClickSink } from './batcher'
 
 /** Writes a frozen batch with its dedup token, so a retried batch is stored once. */
@@ -14,12 +15,9 @@ export function clickhouseSink(client: ClickHouseClient): ClickSink {
         values: Readable.from(batch.chunks, { objectMode: false }),
         format: 'TabSeparated',
         clickhouse_settings: {
-          insert_deduplicate: 1,
-          insert_deduplication_token: dedupToken,
+          ...dedupInsertSettings(dedupToken, `clicks flush=${label}`),
           // The hourly rollup is fed by a materialized view: a retried batch must be dropped there too.
           deduplicate_blocks_in_dependent_materialized_views: 1,
-          // Shows in system.query_log which trigger flushed the batch.
-          log_comment: `clicks flush=${label}`,
         },
       })
     },
