@@ -15,11 +15,6 @@ export interface SpoolSink<B, L extends FlushLabel> {
   insert(batch: B, dedupToken: string, label: L): Promise<void>
 }
 
-/** The ClickHouse settings of a spool's insert: the dedup token, and the trigger shown in system.query_log. */
-export function dedupInsertSettings(dedupToken: string, logComment: string) {
-  return { insert_deduplicate: 1 as const, insert_deduplication_token: dedupToken, log_comment: logComment }
-}
-
 export interface ShipperOptions<T, B, L extends FlushLabel> {
   /** The segment as the sink's batch (from segment.events, or read from its file); throws when unreadable. */
   load: (segment: Segment<T>) => Promise<{ batch: B; rows: number }> | { batch: B; rows: number }

@@ -3,7 +3,8 @@
 // src/core/spool-shipper.ts). A segment is read from its file when its turn comes, so only the one being
 // shipped is in memory.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { dedupInsertSettings, SpoolShipper, type SpoolSink } from '../../core/spool-shipper'
+import { SpoolShipper, type SpoolSink } from '../../core/spool-shipper'
+import { clickhouseSpoolSink } from '../../core/spool-sink'
 import { AUDIT_COLUMNS, AUDIT_TABLE } from './row'
 import { AUDIT_LABELS, AUDIT_WORDS, readSegment, type FlushLabel, type PendingEvent } from './spool'
 
@@ -11,17 +12,7 @@ export type AuditSink = SpoolSink<object[], FlushLabel>
 
 /** Writes a batch with its dedup token, so a retried or replayed batch is stored once. */
 export function clickhouseAuditSink(client: ClickHouseClient): AuditSink {
-  return {
-    async insert(rows, dedupToken, label) {
-      await client.insert({
-        table: AUDIT_TABLE,
-        columns: [...AUDIT_COLUMNS],
-        values: rows,
-        format: 'JSONEachRow',
-        clickhouse_settings: dedupInsertSettings(dedupToken, `agent_audit flush=${label}`),
-      })
-    },
-  }
+  return clickhouseSpoolSink(client, { table: AUDIT_TABLE, columns: AUDIT_COLUMNS, format: 'JSONEachRow', values: (rows) => rows, name: 'agent_audit' })
 }
 
 export interface AuditShipperOptions {
