@@ -29,8 +29,6 @@ export const CLICK_WORDS: SpoolWords = {
 }
 
 export const tokenOf = (file: string) => files.tokenOf(file, CLICK_SPOOL)
-/** What an earlier run left, oldest first: segments and legacy batches; half-written legacy files are removed. */
-export const leftoverSegments = (dir: string) => files.leftoverSegments(dir, CLICK_SPOOL)
 
 export function frame(payload: string): string {
   return `${payload.length}\n${payload}\n`
