@@ -2,14 +2,14 @@
 // hot path never waits on analytics", Unkey's batch processor).
 //
 // record() is synchronous, O(1) and never throws: it appends the input to the audit spool, the same
-// durable spool as the click log's (src/core/spool.ts), which pushes it onto this event-loop turn's list
-// and, for the first event of a turn, schedules the turn's group commit (setImmediate). The commit builds
-// each stored row (row.ts: id, keyed IP hash, bounded fields, no query string) and appends the turn's
+// durable spool as the click log's (src/core/spool.ts), whose group commit builds each stored row one
+// setImmediate later (row.ts: id, keyed IP hash, bounded fields, no query string) and writes the turn's
 // lines to the open segment with one write() (spool.ts here: the format). Segments are sealed by size
 // (AUDIT_BATCH_SIZE), by interval (AUDIT_FLUSH_MS), by flush() or at shutdown, and shipped to ClickHouse
-// in order under their dedup token (src/core/spool-shipper.ts, into the sink of shipper.ts). So an event is on disk within one event-loop turn of
-// its call and in ClickHouse within about AUDIT_FLUSH_MS; while ClickHouse is down the segments wait on
-// disk and are retried with backoff, and a restart ships what an earlier run left.
+// in order under their dedup token (src/core/spool-shipper.ts, into the sink of shipper.ts). So an event
+// is on disk within one event-loop turn of its call and in ClickHouse within about AUDIT_FLUSH_MS; while
+// ClickHouse is down the segments wait on disk and are retried with backoff, and a restart ships what an
+// earlier run left.
 //
 // What can be lost, and is counted (counters.dropped): events of the turn in which the process is
 // killed (before their write), events while the spool is at AUDIT_SPOOL_MAX_BYTES (ClickHouse away for
