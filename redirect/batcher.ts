@@ -1,17 +1,16 @@
-// Ships the click log's sealed segments (segment.ts) to ClickHouse, oldest first, one insert each.
+// Ships the click log's sealed segments to ClickHouse (src/core/spool-shipper.ts: oldest first, one
+// insert each under the segment's dedup token, deleted once acknowledged, retried with backoff while
+// ClickHouse is away). What is the clicks' own is here: how a segment becomes an insert.
 //
 // A segment is encoded to TabSeparated rows just before its insert, in small slices between which the
 // event loop serves requests, so a large batch never stalls redirects. Encoding is also where a click is
 // enriched (device, browser, OS, bot flag, referrer host, UTM snapshot, country by IP): src/core/clicks.ts.
-// The insert carries the segment's dedup token, which is derived from its file name: a retry after a lost
-// answer, or a replay after a crash between the insert and the file's deletion, is dropped by ClickHouse
-// instead of doubling the clicks. Only after ClickHouse acknowledged it is the file deleted.
-// While ClickHouse is unreachable segments wait, all of them on disk already; the clicks of the first
-// maxPendingRows rows also stay in memory, the rest are read back from their files when their turn
-// comes. Nothing here drops a click; the log bounds the spool (click-log.ts).
-import { readFileSync, rmSync } from 'node:fs'
+// The clicks of the first maxPendingRows rows waiting stay in memory, the rest are read back from their
+// files when their turn comes. Nothing here drops a click; the log bounds the spool (click-log.ts).
+import { readFileSync } from 'node:fs'
 import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
-import { LEGACY_SUFFIX, readSegment, setAside, type FlushLabel, type Segment } from './segment'
+import { SpoolShipper, type ShipperStats, type SpoolSink } from '../src/core/spool-shipper'
+import { CLICK_WORDS, FLUSH_LABELS, LEGACY_SUFFIX, readSegment, type FlushLabel, type Segment } from './segment'
 
 export type { FlushLabel } from './segment'
 
@@ -24,9 +23,7 @@ export interface EncodedBatch {
   rows: number
 }
 
-export interface ClickSink {
-  insert(batch: EncodedBatch, dedupToken: string, label: FlushLabel): Promise<void>
-}
+export type ClickSink = SpoolSink<EncodedBatch, FlushLabel>
 
 export interface BatcherOptions {
   maxPendingRows: number
@@ -46,17 +43,9 @@ export interface BatcherOptions {
 /** Events encoded per slice before yielding to the event loop: about a millisecond of work. */
 const ENCODE_SLICE = 1000
 
-export interface BatcherStats {
-  written: number
-  batchesWritten: number
-  failedAttempts: number
-  /** Rows of the sealed segments waiting (those left by an earlier run count once read). */
-  pendingRows: number
-  /** Sealed segments waiting on disk. */
-  spooledFiles: number
+export type BatcherStats = Omit<ShipperStats<FlushLabel>, 'setAside'> & {
   /** Clicks read back from a file: replayed after a restart, or dropped from memory during an outage. */
   replayedRows: number
-  flushes: Record<FlushLabel, number>
 }
 
 /** Columns of a row spooled before the enrichment columns existed (spool files then had no count). */
@@ -74,38 +63,23 @@ export function upgradeRows(chunks: string[], columns: number): string[] {
 
 export class ClickBatcher {
   private readonly encoder: ClickEncoder
-  private readonly queue: Segment[] = []
-  private memoryRows = 0
-  /** The head segment, encoded: kept across its retries. */
-  private head: { segment: Segment; batch: EncodedBatch } | null = null
-  private writer: Promise<void> | null = null
-  private writing = false
-  private stopping = false
-  private retryDelay: number
-  private wake: (() => void) | null = null
-  private failing = false
-  private readonly stats = {
-    written: 0, batchesWritten: 0, failedAttempts: 0, replayedRows: 0,
-    flushes: { size: 0, interval: 0, shutdown: 0, replay: 0 } as Record<FlushLabel, number>,
-  }
+  private readonly shipper: SpoolShipper<ClickEvent, EncodedBatch, FlushLabel>
+  private replayedRows = 0
 
-  constructor(private readonly sink: ClickSink, private readonly options: BatcherOptions) {
-    this.retryDelay = options.retryDelayMs ?? 100
+  constructor(sink: ClickSink, private readonly options: BatcherOptions) {
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
+    const { maxPendingRows: maxMemoryRows, retryDelayMs = 100, maxRetryDelayMs = 1000, log, trimmed } = options
+    this.shipper = new SpoolShipper(sink, { load: (s) => this.load(s), labels: FLUSH_LABELS, maxMemoryRows, retryDelayMs, maxRetryDelayMs, log, words: CLICK_WORDS, trimmed })
   }
 
-  /** A sealed segment to ship; its events, if any, are kept only while the memory budget allows. */
+  /** A sealed segment to ship. */
   add(segment: Segment): void {
-    if (segment.events && this.memoryRows + segment.rows > this.options.maxPendingRows) segment.events = undefined
-    if (segment.events) this.memoryRows += segment.rows
-    this.queue.push(segment)
-    this.stats.flushes[segment.label]++
-    this.kick()
+    this.shipper.add(segment)
   }
 
   snapshot(): BatcherStats {
-    const pendingRows = this.queue.reduce((n, s) => n + Math.max(0, s.rows), 0)
-    return { ...this.stats, flushes: { ...this.stats.flushes }, pendingRows, spooledFiles: this.queue.length }
+    const { setAside: _setAside, ...stats } = this.shipper.snapshot()
+    return { ...stats, replayedRows: this.replayedRows }
   }
 
   /**
@@ -113,71 +87,20 @@ export class ClickBatcher {
    * spool for the next start. Resolves when safe to exit.
    */
   async drain(timeoutMs: number): Promise<BatcherStats> {
-    this.stopping = true
-    this.wake?.()
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))
-    await Promise.race([this.writer ?? Promise.resolve(), deadline])
-    clearTimeout(timer)
+    await this.shipper.drain(timeoutMs)
     return this.snapshot()
   }
 
-  private kick(): void {
-    if (this.writing || this.stopping) return
-    this.writing = true
-    this.writer = this.writeAll()
-  }
-
-  /**
-   * Writes waiting segments in order until none is left. `writing` is cleared in the same tick as the
-   * last "nothing left" check (no await between them), so a segment sealed right after always finds the
-   * writer idle and starts a new one.
-   */
-  private async writeAll(): Promise<void> {
-    for (;;) {
-      const segment = this.queue[0]
-      if (!segment) break
-      const batch = await this.encoded(segment)
-      if (batch && batch.rows > 0) {
-        try {
-          await this.sink.insert(batch, segment.token, segment.label)
-        } catch (error) {
-          this.failed(error)
-          if (this.stopping) break // what is left stays in the spool
-          await this.sleep(this.retryDelay)
-          this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs ?? 1000)
-          continue
-        }
-        this.recovered()
-        this.stats.written += batch.rows
-        this.stats.batchesWritten++
-      }
-      this.forget(segment)
-    }
-    this.writing = false
-  }
-
-  /** The head segment as TabSeparated chunks, encoded once; null when its file cannot be read. */
-  private async encoded(segment: Segment): Promise<EncodedBatch | null> {
-    if (this.head?.segment === segment) return this.head.batch
-    const batch = segment.file.endsWith(LEGACY_SUFFIX) ? this.legacy(segment) : await this.encode(segment)
-    this.head = batch ? { segment, batch } : null
-    return batch
-  }
-
-  private async encode(segment: Segment): Promise<EncodedBatch | null> {
+  /** A segment as TabSeparated chunks; throws when its file cannot be read. */
+  private async load(segment: Segment): Promise<{ batch: EncodedBatch; rows: number }> {
+    if (segment.file.endsWith(LEGACY_SUFFIX)) return legacy(segment)
     let events = segment.events
     if (!events) {
-      try {
-        events = readSegment(segment.file).events
-      } catch {
-        setAside(segment.file)
-        return null
-      }
+      events = readSegment(segment.file).events
       segment.rows = events.length
-      this.stats.replayedRows += events.length
+      this.replayedRows += events.length
     }
-    return { chunks: await this.encodeEvents(events), rows: events.length }
+    return { batch: { chunks: await this.encodeEvents(events), rows: events.length }, rows: events.length }
   }
 
   private async encodeEvents(events: ClickEvent[]): Promise<string[]> {
@@ -193,50 +116,12 @@ export class ClickBatcher {
     }
     return chunks
   }
+}
 
-  /** A batch spooled as JSON by the version before the log, under its own token. */
-  private legacy(segment: Segment): EncodedBatch | null {
-    try {
-      const saved = JSON.parse(readFileSync(segment.file, 'utf8')) as { token: string; rows: number; columns?: number; chunks: string[] }
-      segment.token = saved.token
-      segment.rows = saved.rows
-      return { rows: saved.rows, chunks: upgradeRows(saved.chunks, saved.columns ?? LEGACY_COLUMNS) }
-    } catch {
-      setAside(segment.file)
-      return null
-    }
-  }
-
-  /** Deletes a written (or unreadable, already set aside) segment and frees its budget. */
-  private forget(segment: Segment): void {
-    rmSync(segment.file, { force: true })
-    this.queue.shift()
-    this.head = null
-    if (segment.events) this.memoryRows -= segment.rows
-    this.options.trimmed?.(segment.bytes)
-  }
-
-  private failed(error: unknown): void {
-    this.stats.failedAttempts++
-    if (this.failing) return
-    this.failing = true
-    this.options.log?.(`clicks: ClickHouse insert failed (${error instanceof Error ? error.message : error}); clicks wait in the spool`)
-  }
-
-  private recovered(): void {
-    this.retryDelay = this.options.retryDelayMs ?? 100
-    if (!this.failing) return
-    this.failing = false
-    this.options.log?.('clicks: ClickHouse takes batches again')
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      this.wake = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  }
+/** A batch spooled as JSON by the version before the log, under its own token. */
+function legacy(segment: Segment): { batch: EncodedBatch; rows: number } {
+  const saved = JSON.parse(readFileSync(segment.file, 'utf8')) as { token: string; rows: number; columns?: number; chunks: string[] }
+  segment.token = saved.token
+  segment.rows = saved.rows
+  return { batch: { rows: saved.rows, chunks: upgradeRows(saved.chunks, saved.columns ?? LEGACY_COLUMNS) }, rows: saved.rows }
 }

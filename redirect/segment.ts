@@ -1,68 +1,44 @@
-// The click log on disk: append-only segment files in the spool directory (CLICK_SPOOL_DIR).
-//
-// A segment is one future ClickHouse batch. The log appends to it until it is sealed (by size, by the
-// flush interval or at shutdown); after that it never changes, and it is deleted once ClickHouse has
-// taken it. Its dedup token is derived from its name alone, so a segment inserted but not yet deleted
-// when the process died is inserted again after the restart under the same token, and ClickHouse drops
-// it (insert_deduplication_token). The name is unique across processes and restarts (a random part),
-// because two redirectors reusing a token would make ClickHouse drop the second one's clicks.
+// The click log's format on disk: segment files (src/core/spool-files.ts) in the spool directory
+// (CLICK_SPOOL_DIR), one future ClickHouse batch each, named `….log` with tokens `clk-…`.
 //
 // A segment is a run of frames, one per group commit (one write() syscall):
 //   <payload length in UTF-16 code units>\n<payload>\n
 // The payload is wire rows (click-wire.ts: length-prefixed, so no escaping is needed). A frame cut short
 // by a crash in the middle of its write fails the length or terminator check and is ignored with anything
 // after it: its clicks were never acknowledged, since a 302 waits for the write to return.
-import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import type { ClickEvent } from '../src/core/clicks'
-import { readWire } from './click-wire'
+import * as files from '../src/core/spool-files'
+import type { Segment as SpoolSegment, SpoolKind } from '../src/core/spool-files'
+import type { SpoolWords } from '../src/core/spool-words'
+import { readWire, wireRow } from './click-wire'
 
 /** Why a batch was sealed; shows in system.query_log (log_comment) and in the counters. */
 export type FlushLabel = 'size' | 'interval' | 'shutdown' | 'replay'
+export const FLUSH_LABELS: readonly FlushLabel[] = ['size', 'interval', 'shutdown', 'replay']
 
-export interface Segment {
-  file: string
-  token: string
-  label: FlushLabel
-  /** Rows in the file; unknown (-1) for a segment left by an earlier run until it is read. */
-  rows: number
-  bytes: number
-  /** The clicks themselves when the writing thread kept them, so the file need not be read back. */
-  events?: ClickEvent[]
-}
+export type Segment = SpoolSegment<ClickEvent>
 
-const SUFFIX = '.log'
 /** Batches spooled as JSON by the version before the log; still written on start, then deleted. */
 export const LEGACY_SUFFIX = '.json'
-let sequence = 0
+export const CLICK_SPOOL: SpoolKind = { suffix: '.log', tokenPrefix: 'clk-', legacySuffix: LEGACY_SUFFIX }
 
-/** A new segment's path: sortable by creation time, unique by its random part. */
-export function newSegmentFile(dir: string): string {
-  const random = crypto.getRandomValues(new Uint32Array(2)).reduce((s, n) => s + n.toString(16).padStart(8, '0'), '')
-  return join(dir, `${Date.now().toString().padStart(15, '0')}-${(sequence++).toString().padStart(6, '0')}-${random}${SUFFIX}`)
+/** How the log and the batcher speak of clicks to the operator. */
+export const CLICK_WORDS: SpoolWords = {
+  prefix: 'clicks', rows: 'clicks', batches: 'batches', bound: 'CLICK_SPOOL_MAX_BYTES', counter: 'clicks.dropped', goesOn: 'redirects go on',
 }
 
-export function tokenOf(file: string): string {
-  return `clk-${basename(file, SUFFIX)}`
-}
+export const tokenOf = (file: string) => files.tokenOf(file, CLICK_SPOOL)
 
 export function frame(payload: string): string {
   return `${payload.length}\n${payload}\n`
 }
 
-/**
- * What an earlier run left, oldest first: segments (sealed or not: the process is gone, so none grows
- * any more) and legacy batches. Half-written legacy files (.tmp) are removed.
- */
-export function leftoverSegments(dir: string): Segment[] {
-  const names = readdirSync(dir).sort()
-  for (const stale of names.filter((n) => n.endsWith('.tmp'))) rmSync(join(dir, stale), { force: true })
-  return names
-    .filter((n) => n.endsWith(SUFFIX) || n.endsWith(LEGACY_SUFFIX))
-    .map((n) => {
-      const file = join(dir, n)
-      return { file, token: tokenOf(file), label: 'replay' as const, rows: -1, bytes: statSync(file).size }
-    })
+/** One group commit's clicks as one frame. */
+export function clickFrame(events: ClickEvent[]): { frame: string; rows: number } {
+  let payload = ''
+  for (const event of events) payload += wireRow(event)
+  return { frame: frame(payload), rows: events.length }
 }
 
 /** The clicks of a segment file, up to its first incomplete frame (which `torn` reports). */
@@ -85,13 +61,4 @@ export function readSegment(file: string): { events: ClickEvent[]; torn: boolean
     at = end + 1
   }
   return { events, torn: false }
-}
-
-/** Moves an unreadable file aside (kept for a person to inspect) so the log never loops on it. */
-export function setAside(file: string): void {
-  try {
-    renameSync(file, `${file}.corrupt`)
-  } catch {
-    rmSync(file, { force: true })
-  }
 }
