@@ -62,9 +62,11 @@ describe.skipIf(!Bun.which('wrk'))('generated script against the baseline', () =
   test('paced with counted statuses: about connections / delay requests a second', async () => {
     const script = writeWrkScript(join(dir, 'paced.lua'), { aliases, delayMs: 20, countStatuses: true })
     const r = await runWrk({ url, script, duration: '1s', connections: 2, threads: 1, logFile: join(dir, 'wrk.log'), label: 'paced' })
-    // 2 connections pausing 20 ms on average: at most 100 a second, less by the response time.
-    expect(r.rps, JSON.stringify(r)).toBeGreaterThan(50)
-    expect(r.rps, JSON.stringify(r)).toBeLessThan(110)
+    // 2 connections pausing 20 ms on average: about 100 a second (the pauses are random, so a second
+    // may hold a few more), where the same server unpaced answers thousands. The bounds say "paced, and
+    // still running" with room for a loaded machine, not a timing.
+    expect(r.rps, JSON.stringify(r)).toBeGreaterThan(10)
+    expect(r.rps, JSON.stringify(r)).toBeLessThan(300)
     expect(r.non3xx).toBe(0)
     expect(r.redirects).toBe(r.requests)
   })
