@@ -278,6 +278,8 @@ export async function startApiAndRedirector(options: {
     API_INTERNAL_URL: `http://127.0.0.1:${apiPort}`,
     SHORT_DOMAIN: shortDomain,
     DATA_DIR: join(workDir, 'data'), // the click spool: fresh, never a previous run's
+    // One redirector process, pinned and measured as one against the one-process servers beside it.
+    REDIRECT_WORKERS: '1',
     ...options.env,
   }
   const api = startChild('api', [process.execPath, join(ROOT, 'src/api.ts')], { env, logFile: join(workDir, 'api.log'), cwd: ROOT })

@@ -1,11 +1,14 @@
 // The redirector as its own process: Redis for links, the API's resolve endpoint on a miss, a
-// ClickHouse server for clicks. It never opens Postgres and loads no embedded engine.
+// ClickHouse server for clicks. It never opens Postgres and loads no embedded engine. With
+// REDIRECT_WORKERS above 1 (default: the machine's cores) this process supervises that many redirector
+// processes sharing the port (redirect/workers.ts) and serves nothing itself.
 import { ConfigError, parseConfig } from '../src/core/config'
 import { stopOnSignal } from '../src/core/shutdown'
 import { fetchTransport, internalApi } from './internal-api'
 import { workerRecorder } from './recorder'
 import { createRedirector } from './server'
 import { redisLinkSource } from './source'
+import { adoptLeftoverSpools, stopWithSupervisor, superviseWorkers, WORKER_INDEX_VAR } from './workers'
 
 function boot() {
   const config = parseConfig(process.env)
@@ -22,23 +25,36 @@ try {
   process.exit(1)
 }
 
-// Clicks are batched and written to ClickHouse by a worker thread, off the thread serving redirects.
-const recorder = await workerRecorder(config.clickhouseUrl, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
-const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
-const api = internalApi(fetchTransport, { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })
-const redirector = await createRedirector(config, { source, api, recorder })
+const workerIndex = process.env[WORKER_INDEX_VAR]
+if (workerIndex === undefined && config.redirectWorkers > 1) {
+  const supervisor = superviseWorkers({ count: config.redirectWorkers, entry: import.meta.path, spoolDir: config.clicks.spoolDir, log: console.log })
+  stopOnSignal('redirector', () => supervisor.stop())
+} else {
+  if (workerIndex === undefined) adoptLeftoverSpools(config.clicks.spoolDir, 1, console.log)
+  else stopWithSupervisor()
+  await serve(workerIndex === undefined ? 'redirector' : `redirector worker ${workerIndex}`, workerIndex !== undefined)
+}
 
-const server = Bun.serve({
-  port: config.redirectPort,
-  fetch: (request, srv) => redirector.fetch(request, srv),
-  error: () => new Response('Internal error', { status: 500 }),
-})
-console.log(`redirector listening on http://localhost:${server.port} for ${config.shortDomain}`)
+async function serve(name: string, sharedPort: boolean) {
+  // Clicks are batched and written to ClickHouse by a worker thread, off the thread serving redirects.
+  const recorder = await workerRecorder(config.clickhouseUrl, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
+  const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
+  const api = internalApi(fetchTransport, { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })
+  const redirector = await createRedirector(config, { source, api, recorder })
 
-stopOnSignal('redirector', async () => {
-  server.stop()
-  await redirector.stop()
-  const stats = redirector.recorder.stats()
-  console.log(`redirector: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
-  await source.close?.()
-})
+  const server = Bun.serve({
+    port: config.redirectPort,
+    reusePort: sharedPort,
+    fetch: (request, srv) => redirector.fetch(request, srv),
+    error: () => new Response('Internal error', { status: 500 }),
+  })
+  console.log(`${name} listening on http://localhost:${server.port} for ${config.shortDomain}`)
+
+  stopOnSignal(name, async () => {
+    server.stop()
+    await redirector.stop()
+    const stats = redirector.recorder.stats()
+    console.log(`${name}: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
+    await source.close?.()
+  })
+}

@@ -1,5 +1,6 @@
 // Configuration, parsed once per process at boot. Code reads the returned object, never process.env.
 // Every failure names the variable so a bad deployment stops at start with a message a person can act on.
+import { availableParallelism } from 'node:os'
 import { isIP } from 'node:net'
 import { KID_PATTERN, type ClickSigningKey } from './click-id'
 import { SOCKET_ADDRESS, type ClientIpRule } from './client-ip'
@@ -18,6 +19,11 @@ export interface Config {
   port: number
   /** Port of the stand-alone redirector process. */
   redirectPort: number
+  /**
+   * Redirector processes sharing REDIRECT_PORT (reusePort), each with its own L1 and click spool
+   * (`CLICK_SPOOL_DIR/worker-<i>`), supervised by redirect/main.ts. Default: the machine's cores.
+   */
+  redirectWorkers: number
   /** Host name (with port when not 80/443) that owns the default short links, e.g. "sho.rt". */
   shortDomain: string
   /** Base URL printed in short_url, e.g. "https://sho.rt". */
@@ -389,6 +395,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
   return {
     port,
     redirectPort,
+    redirectWorkers: int(env, 'REDIRECT_WORKERS', availableParallelism(), 1),
     shortDomain,
     shortBaseUrl: shortBaseUrl.replace(/\/+$/, ''),
     publicApiUrl: publicApiUrl.replace(/\/+$/, ''),

@@ -90,6 +90,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       SHORT_DOMAIN: `127.0.0.1:${redirectPort}`,
       CLICK_FLUSH_MS: '200',
+      // One redirector process (what most tests look into: its spool, its counters); the workers' own
+      // test sets REDIRECT_WORKERS.
+      REDIRECT_WORKERS: '1',
       ...options.env,
     }
     api = await startEntry('src/api.ts', { ...env, PORT: String(apiPort), ...options.apiEnv }, apiPort)
