@@ -1,7 +1,9 @@
 // The redirect bench's figures per server (bench/run.ts): medians over the alternating rounds of
 // requests/s, p50/p99 and CPU per request of every measured process, the ratios, --compare's difference
 // to the reference, and the printed summary.
+import type { checkClicks } from './click-check'
 import { median } from './procs'
+import { formatVerdicts, type Verdict } from './redirect-targets'
 import type { WrkResult } from './wrk'
 
 /**
@@ -103,4 +105,43 @@ export function othersLines(servers: ServerSummary[], serverProcesses: string[])
 export function comparisonLine(c: ReturnType<typeof comparison>): string {
   return `this tree vs ${c.reference}: req/s ${pct(c.rps)}, CPU per request ${pct(c.cpuPerRequest)} (medians); ` +
     `paired by round: req/s ${pct(c.pairedRps)}, CPU per request ${pct(c.pairedCpuPerRequest)} (median of ${c.rounds})`
+}
+
+/** The printed summary: the servers, the ratios, the paced run, the other processes, clicks, targets. */
+export function printSummary(s: {
+  wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
+  links: number
+  servers: Record<string, ServerSummary>
+  ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number } }
+  paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
+  clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
+  verdicts: Verdict[]
+  compare?: ReturnType<typeof comparison>
+}) {
+  const c = s.clicks
+  const r = s.ratios
+  const servers = Object.values(s.servers)
+  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
+  console.log([
+    '',
+    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds` +
+      (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
+    ...serverTable(servers),
+    `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
+      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : ''),
+    `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
+    'CPU of the other processes (medians over each server\'s runs):',
+    ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),
+    `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +
+      (c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms)`),
+    `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
+      (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
+    ...(c.perServer
+      ? c.perServer.map((p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`)
+      : []),
+    ...(s.compare ? [comparisonLine(s.compare)] : []),
+    'targets:',
+    formatVerdicts(s.verdicts),
+    '',
+  ].join('\n'))
 }

@@ -26,8 +26,8 @@ import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
 import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu } from './procs'
-import { comparison, comparisonLine, othersLines, ratios, SERVERS, serverTable, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
-import { formatVerdicts, REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
+import { comparison, printSummary, ratios, SERVERS, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
 
@@ -151,6 +151,7 @@ async function main() {
   // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take the
   // same default-domain path: by its own port it would be matched as an IP host, a little dearer.
   if (reference) measured.push({ server: SERVERS.reference, url: reference.url, headers: [`Host: ${shortDomain}`], runs: [] })
+  await Bun.sleep(SETTLE_MS) // the warm-ups' clicks (and the reference's start) out of the first run
   for (let round = 1; round <= options.rounds; round++) {
     for (const m of measured) {
       m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, script, options.duration, m.headers))
@@ -220,45 +221,6 @@ function describe(r: Run): string {
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
   const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
   return `${Math.round(r.rps)} req/s, p50 ${(r.latency.p50 / 1000).toFixed(2)} ms, p99 ${(r.latency.p99 / 1000).toFixed(2)} ms, ${r.requests} responses, non-3xx ${r.non3xx}${errors ? `, errors: ${errors}` : ''}; cores: ${cores}`
-}
-
-function printSummary(s: {
-  wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
-  links: number
-  servers: Record<string, ServerSummary>
-  ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number } }
-  paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
-  clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
-  verdicts: ReturnType<typeof redirectVerdicts>
-  compare?: ReturnType<typeof comparison>
-}) {
-  const n = (x: number) => Math.round(x).toLocaleString('en-US')
-  const c = s.clicks
-  const r = s.ratios
-  const servers = Object.values(s.servers)
-  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
-  console.log([
-    '',
-    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds` +
-      (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
-    ...serverTable(servers),
-    `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
-      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : ''),
-    `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
-    'CPU of the other processes (medians over each server\'s runs):',
-    ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),
-    `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +
-      (c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms)`),
-    `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
-      (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
-    ...(c.perServer
-      ? c.perServer.map((p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`)
-      : []),
-    ...(s.compare ? [comparisonLine(s.compare)] : []),
-    'targets:',
-    formatVerdicts(s.verdicts),
-    '',
-  ].join('\n'))
 }
 
 /**
