@@ -19,7 +19,7 @@
 //    is the precise figure.
 //
 //   bun bench/audit.ts [--calls 200000] [--turn 1000] [--requests 3000] [--rounds 6]
-// Writes bench/results/audit-latest.json. Exits 1 when record()'s median misses 0.1 ms or an event was
+// Writes bench/results/audit-latest.json (git-ignored). Exits 1 when record()'s median misses 0.1 ms or an event was
 // lost (ClickHouse's count against the recorder's).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'

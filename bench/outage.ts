@@ -15,7 +15,7 @@
 // 2. Redis outage: half of a fresh set of links is warmed (Redis and L1), that Redis is stopped, and every
 //    link is requested round robin at --redis-rate for --redis-load; then Redis starts again (empty) and
 //    every link must still redirect, and the redirector must read Redis again.
-// Writes bench/results/outage-latest.json. Everything it starts, it stops (also on error and SIGINT);
+// Writes bench/results/outage-latest.json (git-ignored). Everything it starts, it stops (also on error and SIGINT);
 // a watchdog bounds the whole run.
 import { createClient, type ClickHouseClient } from '@clickhouse/client'
 import { Redis } from 'ioredis'

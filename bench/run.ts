@@ -1,41 +1,43 @@
 // The local redirect benchmark, for machines without k6 (wrk from Debian instead), all on loopback:
 // Postgres + Redis (scripts/services.sh), ClickHouse as chDB behind test/support/chdb-http.ts, the API
-// and the redirector as their own processes. It seeds links, warms the cache, then measures in one run
-// a bare Bun.serve 302 (bench/baseline.ts) and the redirector, alternately, and reports requests/s,
-// p50/p99, their ratio, a paced run at half the redirector's rate, and clicks recorded vs served.
+// and the redirector as their own processes. It seeds links, warms the cache, then measures in one run,
+// alternately with the same wrk settings and aliases, three servers: the bare Bun.serve 302
+// (bench/baseline.ts, the ceiling), the capture floor (bench/capture-floor.ts: the least a
+// click-recording redirect does) and the redirector (warm cache, click capture and enrichment on). It
+// reports requests/s, p50/p99 and CPU per request of each server process, the redirector's ratios to
+// both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
 //   bun run bench [--duration 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
-//                 [--timeout 300s] [--pin] [--compare <git-rev>]
-// --pin puts the server under test (baseline, redirector) on CPU 1 and everything else (wrk, the
-// ClickHouse shim, the API) on CPU 0, so the two servers get one core each on a two-core machine.
-// --compare <git-rev> also measures that revision's redirector in the same run: it is checked out into a
-// temporary git worktree, started beside this tree's (same environment, its own port and DATA_DIR),
-// warmed the same way, and each round runs baseline → redirector → reference. The summary adds, per
-// version, the ratio to the baseline and the CPU per request, and this tree's difference to the reference.
-// Targets (measured, not asserted): redirector ≥ 75% of the baseline's requests/s; p99 < 5 ms at half
+//                 [--timeout 300s] [--pin] [--compare <git-rev>] [--no-fail]
+// --pin puts the servers under test on CPU 1 and everything else (wrk, the ClickHouse stand-in, the API)
+// on CPU 0, so on a two-core machine the server measured has a core to itself.
+// --compare <git-rev> also measures that revision's redirector in the same run (a fourth server): it is
+// checked out into a temporary git worktree, started beside this tree's (same environment, its own port
+// and DATA_DIR), warmed the same way; the summary adds this tree's difference to it.
+// Targets (bench/redirect-targets.ts): redirector >= 0.85 of the floor's requests/s; p99 < 3 ms at half
 // the redirector's rate; clicks in ClickHouse equal redirects served within 2 s after the load stops.
-// Writes bench/results/redirect-latest.json. Everything it starts, it stops (also on error and SIGINT).
-import { createClient } from '@clickhouse/client'
+// Exits 1 when one is missed (--no-fail: 0, for exploratory runs). Writes bench/results/redirect-latest.json
+// (git-ignored). Everything it starts, it stops (also on error and SIGINT).
 import { Redis } from 'ioredis'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
+import { checkClicks, type ClickSource } from './click-check'
 import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu } from './procs'
+import { comparison, printSummary, ratios, SERVERS, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
-import { durationMs, killRunningWrk, runWrk, writeWrkScript, type WrkResult } from './wrk'
+import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
 
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
 
-/** cpuUsed: CPU seconds each process used during the run (unrounded; cores is the same per wall second, rounded). */
-type Run = WrkResult & { cores: Record<string, number>; cpuUsed: Record<string, number> }
+interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; fail: boolean }
 
-interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null }
-
-/** In compare mode, the pause after each run, so one server's trailing work (the last click segment shipped
- *  to ClickHouse) does not fall into the next server's run. */
+/** The pause after each run, so one server's trailing work (the last click segment shipped to ClickHouse)
+ *  does not fall into the next server's run. */
 const SETTLE_MS = 2_000
 
 function parseOptions(args: string[]): Options {
@@ -44,14 +46,16 @@ function parseOptions(args: string[]): Options {
   const rounds = int('--rounds', 2)
   const compare = args.includes('--compare') ? value('--compare', '') : null
   if (compare === '' || compare?.startsWith('--')) throw new Error('--compare needs a git revision')
-  // Setup (services, engines, seeding) plus every wrk run plus the click check, with room to spare; the
-  // reference adds a worktree, a process, its warm-up, a run per round and the pauses between runs.
-  const needed = compare === null
-    ? 120_000 + (2 * rounds + 1) * durationMs(duration) + 60_000
-    : 180_000 + (3 * rounds + 1) * durationMs(duration) + 3 * rounds * SETTLE_MS + 60_000
+  // Setup (services, engines, seeding) plus every wrk run and pause plus the click check, with room to
+  // spare; the reference adds a worktree, a process, its warm-up and a run per round.
+  const servers = compare === null ? 3 : 4
+  const needed = (compare === null ? 120_000 : 180_000) + (servers * rounds + 1) * durationMs(duration) + servers * rounds * SETTLE_MS + 60_000
   const timeoutMs = args.includes('--timeout') ? durationMs(value('--timeout', '300s')) : Math.max(300_000, needed)
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
-  return { duration, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs, pin: args.includes('--pin'), compare }
+  return {
+    duration, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
+    pin: args.includes('--pin'), compare, fail: !args.includes('--no-fail'),
+  }
 }
 
 const options = parseOptions(process.argv.slice(2))
@@ -74,7 +78,7 @@ async function main() {
   await pin(chdb.pid, 0)
   log(`ClickHouse (chDB shim) at ${chdb.url}`)
 
-  const [apiPort, redirectPort, baselinePort, referencePort] = freePorts(4) as [number, number, number, number]
+  const [apiPort, redirectPort, baselinePort, floorPort, referencePort] = freePorts(5) as [number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
     cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort,
@@ -111,12 +115,21 @@ async function main() {
   const baselineUrl = `http://127.0.0.1:${baselinePort}`
   await waitFor(baseline, `${baselineUrl}/x`, 20_000, 302)
 
+  // The floor knows the same aliases and answers each with the destination the redirector answers.
+  const linksFile = join(workDir, 'links.tsv')
+  writeFileSync(linksFile, seeded.aliases.map((a, i) => `${a}\t${seeded.urls[i]}\n`).join(''))
+  const floor = startChild('floor', [process.execPath, join(import.meta.dir, 'capture-floor.ts'), '--port', String(floorPort), '--links', linksFile], { env, logFile: join(workDir, 'floor.log') })
+  cleanup.push('capture floor', () => floor.stop())
+  await pin(floor.proc.pid, 1)
+  const floorUrl = `http://127.0.0.1:${floorPort}`
+  await waitFor(floor, `${floorUrl}/${seeded.aliases[0]}`, 20_000, 302)
+
   cleanup.push('wrk', async () => killRunningWrk())
   const script = writeWrkScript(join(workDir, 'redirect.lua'), { aliases: seeded.aliases })
   const wrkLog = join(workDir, 'wrk.log')
-  // Cores each process kept busy during a run: on two cores, what the shim and wrk take is what the
-  // server under test could not have.
-  const pids: Record<string, number> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid }
+  // CPU of each process during a run: on two cores, what the stand-in and wrk take is what the server
+  // under test could not have.
+  const pids: Record<string, number> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
   if (reference) pids.reference = reference.child.proc.pid
   const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = []): Promise<Run> => {
     const { result, cores, cpuSeconds } = await withCpu(pids, () =>
@@ -125,28 +138,28 @@ async function main() {
         connections: options.connections, threads: options.threads, prefix: options.pin ? ['taskset', '-c', '0'] : [],
       }),
     )
-    return { ...result, cores: { ...cores, wrk: Math.round((result.cpuSeconds / (result.durationUs / 1e6)) * 100) / 100 }, cpuUsed: cpuSeconds }
+    const wrkCores = Math.round((result.cpuSeconds / (result.durationUs / 1e6)) * 100) / 100
+    return { ...result, cores: { ...cores, wrk: wrkCores }, cpuUsed: { ...cpuSeconds, wrk: result.cpuSeconds } }
   }
 
-  const baselineRuns: Run[] = []
-  const redirectRuns: Run[] = []
-  const referenceRuns: Run[] = []
-  const settle = () => (reference ? Bun.sleep(SETTLE_MS) : Promise.resolve())
+  // Each round runs every server once, in the same order, with a pause after each run.
+  const measured: Array<{ server: Server; url: string; headers: string[]; runs: Run[] }> = [
+    { server: SERVERS.bare, url: baselineUrl, headers: [], runs: [] },
+    { server: SERVERS.floor, url: floorUrl, headers: [], runs: [] },
+    { server: SERVERS.redirector, url: redirectUrl, headers: [], runs: [] },
+  ]
+  // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take the
+  // same default-domain path: by its own port it would be matched as an IP host, a little dearer.
+  if (reference) measured.push({ server: SERVERS.reference, url: reference.url, headers: [`Host: ${shortDomain}`], runs: [] })
+  await Bun.sleep(SETTLE_MS) // the warm-ups' clicks (and the reference's start) out of the first run
   for (let round = 1; round <= options.rounds; round++) {
-    baselineRuns.push(await wrk(baselineUrl, `baseline ${round}`))
-    log(`baseline   #${round}: ${describe(baselineRuns.at(-1)!)}`)
-    await settle()
-    redirectRuns.push(await wrk(redirectUrl, `redirector ${round}`))
-    log(`redirector #${round}: ${describe(redirectRuns.at(-1)!)}`)
-    if (reference) {
-      await settle()
-      // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take
-      // the same default-domain path: by its own port it would be matched as an IP host, a little dearer.
-      referenceRuns.push(await wrk(reference.url, `reference ${round}`, script, options.duration, [`Host: ${shortDomain}`]))
-      log(`reference  #${round}: ${describe(referenceRuns.at(-1)!)}`)
-      await settle()
+    for (const m of measured) {
+      m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, script, options.duration, m.headers))
+      log(`${m.server.label} #${round}: ${describe(m.runs.at(-1)!)}`)
+      await Bun.sleep(SETTLE_MS)
     }
   }
+  const [bareRuns, floorRuns, redirectRuns, referenceRuns] = measured.map((m) => m.runs) as [Run[], Run[], Run[], Run[] | undefined]
 
   // Paced at half the redirector's rate: each connection pauses between requests. A pause of
   // connections/rate alone undershoots (the response time and wrk's millisecond timers add to each
@@ -160,106 +173,54 @@ async function main() {
   const paced = await wrk(redirectUrl, 'redirector paced', pacedScript(Math.max(0, cycleMs - overheadMs)))
   log(`paced @ ${Math.round(targetRate)}/s (pilot ${Math.round(pilot.rps)}/s, per-request overhead ${overheadMs.toFixed(2)} ms): ${describe(paced)}`)
 
-  const servers: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...redirectRuns, pilot, paced] }]
-  if (reference) servers.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: referenceRuns })
-  const { health, ...clicks } = await checkClicks(chdb.url, seeded.idPrefix, servers)
-  const compare = reference ? comparison(reference.revision, baselineRuns, redirectRuns, referenceRuns) : undefined
-  const { cpuUsed: _cpuUsed, ...pacedRun } = paced // the JSON as it always was; CPU per request is in compare
+  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...redirectRuns, pilot, paced] }]
+  if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: referenceRuns! })
+  const { health, ...clicks } = await checkClicks(chdb.url, seeded.idPrefix, sources)
+
+  const servers = measured.map((m) => summarise(m.runs, m.server))
+  const [bare, floorSummary, redirectorSummary] = servers as [ServerSummary, ServerSummary, ServerSummary]
+  const referenceSummary = servers[3]
+  const verdicts = redirectVerdicts({
+    redirectorRps: redirectorSummary.rps,
+    floorRps: floorSummary.rps,
+    pacedP99Ms: paced.latency.p99 / 1000,
+    clicksEqualAfterMs: clicks.equalAfterMs,
+    servedConsistent: clicks.servedConsistent,
+    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, ...(referenceRuns ?? [])].reduce((sum, r) => sum + r.non3xx, 0),
+  })
   const summary = {
     at: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
     wrk: { threads: options.threads, connections: options.connections, duration: options.duration, rounds: options.rounds, pinned: options.pin },
     links: options.links,
-    baseline: aggregate(baselineRuns),
-    redirector: aggregate(redirectRuns),
-    ratio: median(redirectRuns.map((r) => r.rps)) / median(baselineRuns.map((r) => r.rps)),
-    paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, run: pacedRun },
+    servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}) },
+    ratios: {
+      redirector: ratios(redirectorSummary, bare, floorSummary),
+      floorToBare: floorSummary.rps / bare.rps,
+      ...(referenceSummary ? { reference: ratios(referenceSummary, bare, floorSummary) } : {}),
+    },
+    paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     clicks,
     redirectorHealth: health,
-    targets: { ratio: 0.75, pacedP99Ms: 5, clicksWithinMs: 2000 },
-    ...(compare ? { compare } : {}),
+    targets: REDIRECT_TARGETS,
+    verdicts,
+    ...(reference ? { compare: comparison(reference.revision, redirectRuns, referenceRuns!) } : {}),
   }
   printSummary(summary)
-  if (compare) printComparison(compare)
   mkdirSync(RESULTS, { recursive: true })
   writeFileSync(join(RESULTS, 'redirect-latest.json'), `${JSON.stringify(summary, null, 2)}\n`)
-  log(`wrote bench/results/redirect-latest.json; wrk output in ${wrkLog}`)
+  log(`wrote bench/results/redirect-latest.json (git-ignored); wrk output in ${wrkLog}`)
+  const missed = verdicts.filter((v) => !v.met).length
+  if (missed > 0 && options.fail) {
+    log(`${missed} target(s) missed: exit 1 (--no-fail exits 0)`)
+    bench.fail()
+  } else if (missed > 0) log(`${missed} target(s) missed; --no-fail: exit 0`)
 }
 
 function describe(r: Run): string {
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
   const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
   return `${Math.round(r.rps)} req/s, p50 ${(r.latency.p50 / 1000).toFixed(2)} ms, p99 ${(r.latency.p99 / 1000).toFixed(2)} ms, ${r.requests} responses, non-3xx ${r.non3xx}${errors ? `, errors: ${errors}` : ''}; cores: ${cores}`
-}
-
-function aggregate(runs: Run[]) {
-  return {
-    rps: median(runs.map((r) => r.rps)),
-    p50Ms: median(runs.map((r) => r.latency.p50)) / 1000,
-    p99Ms: median(runs.map((r) => r.latency.p99)) / 1000,
-    cores: Object.fromEntries(Object.keys(runs[0]!.cores).map((k) => [k, median(runs.map((r) => r.cores[k]!))])),
-    runs: runs.map((r) => ({ rps: r.rps, p50Ms: r.latency.p50 / 1000, p99Ms: r.latency.p99 / 1000, requests: r.requests, non3xx: r.non3xx, errors: r.errors, cores: r.cores })),
-  }
-}
-
-/** A redirector whose clicks are checked: what its clients saw (warm-up GETs and wrk runs). */
-interface ClickSource { name: string; url: string; warmUp: number; runs: WrkResult[] }
-
-/**
- * After the load stops: polls ClickHouse every 100 ms (up to 5 s) for the clicks of the seeded links and
- * the redirectors' own counts of redirects served (GET; HEAD is never counted). wrk stops reading with
- * up to one request per connection in flight; the redirector may still have answered those, so the
- * clients' count is a lower bound and clients' count + in flight an upper bound on what it served.
- * With --compare both redirectors write the same links to the same ClickHouse: their counts are summed
- * for the comparison with ClickHouse, and each must lie within its own clients' bounds.
- */
-async function checkClicks(chdbUrl: string, idPrefix: string, servers: ClickSource[]) {
-  const stoppedAt = performance.now()
-  const bounds = servers.map((s) => {
-    const seen = s.warmUp + s.runs.reduce((n, r) => n + r.redirects, 0)
-    return { name: s.name, url: s.url, warmUp: s.warmUp, seenByClients: seen, inFlightAtStop: s.runs.reduce((n, r) => n + Math.max(0, r.sent - r.requests), 0) }
-  })
-  const seenByClients = bounds.reduce((n, b) => n + b.seenByClients, 0)
-  const inFlightAtStop = bounds.reduce((n, b) => n + b.inFlightAtStop, 0)
-  const warmUp = bounds.reduce((n, b) => n + b.warmUp, 0)
-  const client = createClient({ url: chdbUrl, request_timeout: 5_000 })
-  let recorded = 0
-  let pushed = servers.map(() => -1)
-  let healths: unknown[] = []
-  let equalAfterMs: number | null = null
-  try {
-    while (performance.now() - stoppedAt < 5_000) {
-      const result = await client.query({
-        query: 'SELECT count() AS n FROM clicks_v1 WHERE startsWith(link_id, {prefix:String})',
-        query_params: { prefix: idPrefix },
-        format: 'JSONEachRow',
-      })
-      recorded = Number((await result.json<{ n: string }>())[0]?.n ?? 0)
-      healths = await Promise.all(servers.map(async (s) => (await fetch(`${s.url}/health`)).json()))
-      pushed = healths.map((h) => (h as { clicks?: { pushed?: number } }).clicks?.pushed ?? -1)
-      const served = pushed.reduce((a, b) => a + b, 0)
-      if (pushed.every((p) => p >= 0) && recorded === served && recorded >= seenByClients) {
-        equalAfterMs = Math.round(performance.now() - stoppedAt)
-        break
-      }
-      await Bun.sleep(100)
-    }
-  } finally {
-    await client.close()
-  }
-  // What each redirector says it served must lie between what its clients saw and that plus in flight.
-  const perServer = bounds.map((b, i) => ({
-    ...b,
-    served: pushed[i]!,
-    consistent: pushed[i]! >= b.seenByClients && pushed[i]! <= b.seenByClients + b.inFlightAtStop,
-    health: healths[i] ?? null,
-  }))
-  const served = pushed.some((p) => p < 0) ? -1 : pushed.reduce((a, b) => a + b, 0)
-  const servedConsistent = perServer.every((p) => p.consistent)
-  const health = healths[0] ?? null
-  const common = { recorded, servedByRedirector: served, seenByClients, warmUp, inFlightAtStop, servedConsistent, equalAfterMs, health }
-  // One redirector: the fields as they always were (undefined is left out of the JSON).
-  return { ...common, perServer: servers.length === 1 ? undefined : perServer.map(({ url: _url, ...rest }) => rest) }
 }
 
 /**
@@ -292,110 +253,6 @@ async function startReference(revision: string, env: Record<string, string | und
   if (heads.redirects !== aliases.length) throw new Error(`reference HEAD: ${heads.redirects} of ${aliases.length} redirected; others ${JSON.stringify(heads.failures)}`)
   log(`reference ${revision} (${commit.slice(0, 12)}) on :${port} from ${dir}; warm-up: ${warm.redirects} GET (clicks) + ${heads.redirects} HEAD`)
   return { revision: `${revision} (${commit.slice(0, 12)})`, child, url, warmUp: warm.redirects }
-}
-
-/** CPU time of the server process per response wrk read, in µs (all its threads, e.g. the click worker). */
-function cpuPerRequestUs(run: Run, server: string): number {
-  return (run.cpuUsed[server]! / run.requests) * 1e6
-}
-
-/**
- * The two redirectors side by side. Per version: median requests/s, its ratio to the baseline's median,
- * and the median CPU per request. "This tree vs reference" is the relative difference of the ratios
- * (= of the medians of requests/s) and of CPU per request (positive: this tree costs more), plus the
- * median of the per-round differences (each round's runs are minutes apart at most, so some of the
- * machine's drift cancels).
- */
-function comparison(revision: string, baselineRuns: Run[], redirectRuns: Run[], referenceRuns: Run[]) {
-  const baselineRps = median(baselineRuns.map((r) => r.rps))
-  const version = (runs: Run[], server: string) => {
-    const cpu = runs.map((r) => cpuPerRequestUs(r, server))
-    return {
-      rps: median(runs.map((r) => r.rps)),
-      p99Ms: median(runs.map((r) => r.latency.p99)) / 1000,
-      cores: Object.fromEntries(Object.keys(runs[0]!.cores).map((k) => [k, median(runs.map((r) => r.cores[k]!))])),
-      ratio: median(runs.map((r) => r.rps)) / baselineRps,
-      cpuUsPerRequest: median(cpu),
-      cpuUsPerRequestRange: [Math.min(...cpu), Math.max(...cpu)],
-      rounds: runs.map((r, i) => ({ rps: r.rps, cpuUsPerRequest: cpu[i]!, p99Ms: r.latency.p99 / 1000 })),
-    }
-  }
-  const baseline = version(baselineRuns, 'baseline')
-  const thisTree = version(redirectRuns, 'redirect')
-  const ref = version(referenceRuns, 'reference')
-  return {
-    reference: revision,
-    baseline: { rps: baseline.rps, cpuUsPerRequest: baseline.cpuUsPerRequest, cpuUsPerRequestRange: baseline.cpuUsPerRequestRange },
-    thisTree,
-    referenceVersion: ref,
-    thisVsReference: {
-      ratio: thisTree.ratio / ref.ratio - 1,
-      cpuPerRequest: thisTree.cpuUsPerRequest / ref.cpuUsPerRequest - 1,
-      pairedRps: median(redirectRuns.map((r, i) => r.rps / referenceRuns[i]!.rps - 1)),
-      pairedCpuPerRequest: median(redirectRuns.map((r, i) => cpuPerRequestUs(r, 'redirect') / cpuPerRequestUs(referenceRuns[i]!, 'reference') - 1)),
-    },
-  }
-}
-
-function printComparison(c: ReturnType<typeof comparison>) {
-  const n = (x: number) => Math.round(x).toLocaleString('en-US')
-  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
-  const us = (x: number) => `${x.toFixed(2)} µs`
-  const range = (r: number[]) => `${r[0]!.toFixed(2)}–${r[1]!.toFixed(2)}`
-  const row = (name: string, rps: number, ratio: string, cpu: number, cpuRange: number[]) =>
-    `${name.padEnd(30)}${n(rps).padStart(10)}${ratio.padStart(8)}${us(cpu).padStart(12)}   ${range(cpuRange)}`
-  const d = c.thisVsReference
-  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
-  console.log([
-    `compare: this tree vs ${c.reference}, same run, rounds alternating baseline → redirector → reference`,
-    `${''.padEnd(30)}${'req/s'.padStart(10)}${'ratio'.padStart(8)}${'CPU/req'.padStart(12)}   CPU/req range (µs)`,
-    row('baseline (bare Bun 302)', c.baseline.rps, '1.00', c.baseline.cpuUsPerRequest, c.baseline.cpuUsPerRequestRange),
-    row('redirector (this tree)', c.thisTree.rps, c.thisTree.ratio.toFixed(3), c.thisTree.cpuUsPerRequest, c.thisTree.cpuUsPerRequestRange),
-    row('reference', c.referenceVersion.rps, c.referenceVersion.ratio.toFixed(3), c.referenceVersion.cpuUsPerRequest, c.referenceVersion.cpuUsPerRequestRange),
-    `cores busy (median) during redirector runs: ${cores(c.thisTree.cores)}`,
-    `                      during reference runs: ${cores(c.referenceVersion.cores)}`,
-    `this tree vs reference: ratio ${pct(d.ratio)}, CPU per request ${pct(d.cpuPerRequest)} (medians); ` +
-      `paired by round: req/s ${pct(d.pairedRps)}, CPU per request ${pct(d.pairedCpuPerRequest)} (median of ${c.thisTree.rounds.length})`,
-    '',
-  ].join('\n'))
-}
-
-function printSummary(s: {
-  wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
-  links: number
-  baseline: ReturnType<typeof aggregate>
-  redirector: ReturnType<typeof aggregate>
-  ratio: number
-  paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; run: Omit<Run, 'cpuUsed'> }
-  clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
-}) {
-  const n = (x: number) => Math.round(x).toLocaleString('en-US')
-  const ms = (x: number) => x.toFixed(2).padStart(8)
-  const row = (name: string, rps: number, p50: number, p99: number, note = '') =>
-    `${name.padEnd(30)}${n(rps).padStart(10)}${ms(p50)}${ms(p99)}  ${note}`
-  const c = s.clicks
-  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
-  const lines = [
-    '',
-    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds${s.wrk.pinned ? ', servers pinned to CPU 1, the rest to CPU 0' : ''}`,
-    `${''.padEnd(30)}${'req/s'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}`,
-    row('baseline (bare Bun 302)', s.baseline.rps, s.baseline.p50Ms, s.baseline.p99Ms),
-    row('redirector (warm cache)', s.redirector.rps, s.redirector.p50Ms, s.redirector.p99Ms),
-    `${'ratio redirector / baseline'.padEnd(30)}${s.ratio.toFixed(2).padStart(10)}  (target >= 0.75)`,
-    row(`paced, target ${n(s.paced.targetRps)}/s`, s.paced.rps, s.paced.p50Ms, s.paced.p99Ms, `(target p99 < 5 ms; non-3xx ${s.paced.non3xx})`),
-    `cores busy (median) during baseline runs: ${cores(s.baseline.cores)}`,
-    `                  during redirector runs: ${cores(s.redirector.cores)}`,
-    `                  during the paced run:   ${cores(s.paced.run.cores)}`,
-    `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +
-      (c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms; target 2,000 ms)`),
-    `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
-      (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
-    ...(c.perServer
-      ? c.perServer.map((p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`)
-      : []),
-    '',
-  ]
-  console.log(lines.join('\n'))
 }
 
 await bench.run(main)

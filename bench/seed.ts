@@ -15,6 +15,8 @@ export interface SeededLinks {
   idPrefix: string
   ids: string[]
   aliases: string[]
+  /** The destination of each alias (same index): what a redirect to it answers in Location. */
+  urls: string[]
   domain: string
 }
 
@@ -44,7 +46,7 @@ export async function seedLinks(db: Db, options: { count: number; domain: string
     expiresAt: new Date(now.getTime() + 24 * 3600 * 1000),
   }))
   for (let i = 0; i < rows.length; i += CHUNK) await db.insert(links).values(rows.slice(i, i + CHUNK))
-  return { idPrefix, ids: rows.map((r) => r.id), aliases: rows.map((r) => r.alias), domain }
+  return { idPrefix, ids: rows.map((r) => r.id), aliases: rows.map((r) => r.alias), urls: rows.map((r) => r.url), domain }
 }
 
 export async function deleteSeededLinks(db: Db, ids: string[]): Promise<void> {

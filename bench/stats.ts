@@ -6,7 +6,7 @@
 // this code can no longer read (see datasetProblem).
 //
 //   bun bench/stats.ts [--runs 7] [--warmup 2] [--include-bots] [clicks-generate options: --dir --clicks …]
-// Writes bench/results/stats-latest.json. Exits 1 when a period's median (query or endpoint) misses the
+// Writes bench/results/stats-latest.json (git-ignored). Exits 1 when a period's median (query or endpoint) misses the
 // target or the totals differ.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'

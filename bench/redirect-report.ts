@@ -1,0 +1,147 @@
+// The redirect bench's figures per server (bench/run.ts): medians over the alternating rounds of
+// requests/s, p50/p99 and CPU per request of every measured process, the ratios, --compare's difference
+// to the reference, and the printed summary.
+import type { checkClicks } from './click-check'
+import { median } from './procs'
+import { formatVerdicts, type Verdict } from './redirect-targets'
+import type { WrkResult } from './wrk'
+
+/**
+ * One wrk run. cores: each process's CPU per wall second (1.0 = a whole core, rounded); cpuUsed: CPU
+ * seconds each used during the run, unrounded (CPU per request is computed from these). Both include wrk.
+ */
+export type Run = WrkResult & { cores: Record<string, number>; cpuUsed: Record<string, number> }
+
+/** A server under test: its label in the output and its process's name among the measured pids. */
+export interface Server { label: string; process: string }
+
+export const SERVERS = {
+  bare: { label: 'bare Bun.serve 302 (ceiling)', process: 'baseline' },
+  floor: { label: 'capture floor', process: 'floor' },
+  redirector: { label: 'redirector (warm cache)', process: 'redirect' },
+  reference: { label: 'reference redirector', process: 'reference' },
+} satisfies Record<string, Server>
+
+/** CPU µs of one process per response wrk read (a server's: all its threads, e.g. the click worker). */
+export function cpuPerRequestUs(run: Run, process: string): number {
+  return (run.cpuUsed[process]! / run.requests) * 1e6
+}
+
+const medianOf = (runs: Run[], pick: (r: Run) => number) => median(runs.map(pick))
+
+/**
+ * A server's runs summed up: medians of requests/s, p50/p99 and its own CPU per request (with the range of
+ * the rounds), and the median cores and CPU per request of every measured process during its runs: the
+ * ClickHouse stand-in, the API and wrk reported apart from the server.
+ */
+export function summarise(runs: Run[], server: Server) {
+  const own = runs.map((r) => cpuPerRequestUs(r, server.process))
+  const processes = Object.keys(runs[0]!.cpuUsed)
+  return {
+    label: server.label,
+    rps: medianOf(runs, (r) => r.rps),
+    p50Ms: medianOf(runs, (r) => r.latency.p50) / 1000,
+    p99Ms: medianOf(runs, (r) => r.latency.p99) / 1000,
+    cpuUsPerRequest: median(own),
+    cpuUsPerRequestRange: [Math.min(...own), Math.max(...own)] as [number, number],
+    cores: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => r.cores[p]!)])),
+    cpuUsPerRequestByProcess: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => cpuPerRequestUs(r, p))])),
+    runs: runs.map((r, i) => ({
+      rps: r.rps, p50Ms: r.latency.p50 / 1000, p99Ms: r.latency.p99 / 1000, requests: r.requests, non3xx: r.non3xx,
+      errors: r.errors, cores: r.cores, cpuUsPerRequest: own[i]!,
+    })),
+  }
+}
+export type ServerSummary = ReturnType<typeof summarise>
+
+/** A redirector's requests/s over the ceiling's and over the floor's (medians of the same run). */
+export function ratios(redirector: ServerSummary, bare: ServerSummary, floor: ServerSummary) {
+  return { toBare: redirector.rps / bare.rps, toFloor: redirector.rps / floor.rps }
+}
+
+/**
+ * --compare: this tree's redirector against the reference's. The relative difference of requests/s and of
+ * CPU per request (positive: this tree is faster, resp. costs more) from the medians, and the median of
+ * the per-round differences (each round's runs are minutes apart at most, so some of the machine's drift
+ * cancels).
+ */
+export function comparison(revision: string, redirectRuns: Run[], referenceRuns: Run[]) {
+  const cpu = (runs: Run[], process: string) => median(runs.map((r) => cpuPerRequestUs(r, process)))
+  return {
+    reference: revision,
+    rps: medianOf(redirectRuns, (r) => r.rps) / medianOf(referenceRuns, (r) => r.rps) - 1,
+    cpuPerRequest: cpu(redirectRuns, 'redirect') / cpu(referenceRuns, 'reference') - 1,
+    pairedRps: median(redirectRuns.map((r, i) => r.rps / referenceRuns[i]!.rps - 1)),
+    pairedCpuPerRequest: median(redirectRuns.map((r, i) => cpuPerRequestUs(r, 'redirect') / cpuPerRequestUs(referenceRuns[i]!, 'reference') - 1)),
+    rounds: redirectRuns.length,
+  }
+}
+
+const n = (x: number) => Math.round(x).toLocaleString('en-US')
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
+
+/** The table: one row per server (req/s, p50, p99, its CPU µs per request and their range over the rounds). */
+export function serverTable(servers: ServerSummary[]): string[] {
+  const ms = (x: number) => x.toFixed(2).padStart(8)
+  const us = (x: number) => x.toFixed(2).padStart(10)
+  const header = `${''.padEnd(30)}${'req/s'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'CPU µs/req'.padStart(12)}  range`
+  return [header, ...servers.map((s) =>
+    `${s.label.padEnd(30)}${n(s.rps).padStart(10)}${ms(s.p50Ms)}${ms(s.p99Ms)}${us(s.cpuUsPerRequest)}    ${s.cpuUsPerRequestRange.map((x) => x.toFixed(2)).join('–')}`)]
+}
+
+/**
+ * What else ran during each server's runs: cores busy and CPU µs per request of every other measured
+ * process (the ClickHouse stand-in, the API, wrk), so what they took is visible apart from the server.
+ */
+export function othersLines(servers: ServerSummary[], serverProcesses: string[]): string[] {
+  return servers.map((s) => {
+    const others = Object.keys(s.cores)
+      .filter((p) => !serverProcesses.includes(p) && (s.cores[p]! >= 0.01 || p === 'wrk'))
+      .map((p) => `${p} ${s.cores[p]!.toFixed(2)} cores (${s.cpuUsPerRequestByProcess[p]!.toFixed(2)} µs/req)`)
+    return `  during ${s.label} runs: ${others.join(', ') || 'nothing else measurable'}`
+  })
+}
+
+export function comparisonLine(c: ReturnType<typeof comparison>): string {
+  return `this tree vs ${c.reference}: req/s ${pct(c.rps)}, CPU per request ${pct(c.cpuPerRequest)} (medians); ` +
+    `paired by round: req/s ${pct(c.pairedRps)}, CPU per request ${pct(c.pairedCpuPerRequest)} (median of ${c.rounds})`
+}
+
+/** The printed summary: the servers, the ratios, the paced run, the other processes, clicks, targets. */
+export function printSummary(s: {
+  wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
+  links: number
+  servers: Record<string, ServerSummary>
+  ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number } }
+  paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
+  clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
+  verdicts: Verdict[]
+  compare?: ReturnType<typeof comparison>
+}) {
+  const c = s.clicks
+  const r = s.ratios
+  const servers = Object.values(s.servers)
+  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
+  console.log([
+    '',
+    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds` +
+      (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
+    ...serverTable(servers),
+    `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
+      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : ''),
+    `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
+    'CPU of the other processes (medians over each server\'s runs):',
+    ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),
+    `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +
+      (c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms)`),
+    `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
+      (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
+    ...(c.perServer
+      ? c.perServer.map((p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`)
+      : []),
+    ...(s.compare ? [comparisonLine(s.compare)] : []),
+    'targets:',
+    formatVerdicts(s.verdicts),
+    '',
+  ].join('\n'))
+}

@@ -1,0 +1,48 @@
+// The redirect bench's verdicts: each target met exactly at its bound and missed just past it, so a run
+// that misses one exits non-zero (bench/run.ts).
+import { describe, expect, test } from 'bun:test'
+import { formatVerdicts, REDIRECT_TARGETS, redirectVerdicts, type RedirectMeasurements } from './redirect-targets'
+
+const passing: RedirectMeasurements = {
+  redirectorRps: 90_000, floorRps: 100_000, pacedP99Ms: 2.5, clicksEqualAfterMs: 400, servedConsistent: true, non3xx: 0,
+}
+const missed = (m: Partial<RedirectMeasurements>) => redirectVerdicts({ ...passing, ...m }).filter((v) => !v.met).map((v) => v.target)
+
+describe('redirectVerdicts', () => {
+  test('a run within every target misses none', () => {
+    const verdicts = redirectVerdicts(passing)
+    expect(verdicts.every((v) => v.met), JSON.stringify(verdicts)).toBe(true)
+    expect(verdicts).toHaveLength(4)
+  })
+
+  test('the ratio is against the capture floor: 0.85 of it is met, below is missed', () => {
+    expect(missed({ redirectorRps: 85_000 })).toEqual([])
+    expect(missed({ redirectorRps: 84_999 })).toEqual([`redirector / capture floor >= ${REDIRECT_TARGETS.floorRatio}`])
+    // A floor that served nothing cannot make the redirector pass.
+    expect(missed({ floorRps: 0 })).toHaveLength(1)
+  })
+
+  test('p99 at half rate must stay below 3 ms', () => {
+    expect(missed({ pacedP99Ms: 2.99 })).toEqual([])
+    expect(missed({ pacedP99Ms: 3 })).toEqual(["p99 < 3 ms at half the redirector's rate"])
+  })
+
+  test('clicks: equal within 2 s, and the served count consistent with what clients saw', () => {
+    const clicks = 'clicks recorded = redirects served within 2,000 ms'
+    expect(missed({ clicksEqualAfterMs: 2_000 })).toEqual([])
+    expect(missed({ clicksEqualAfterMs: 2_001 })).toEqual([clicks])
+    expect(missed({ clicksEqualAfterMs: null })).toEqual([clicks])
+    expect(missed({ servedConsistent: false })).toEqual([clicks])
+  })
+
+  test('a non-redirect response anywhere is a miss', () => {
+    expect(missed({ non3xx: 1 })).toEqual(['every response a redirect'])
+  })
+
+  test('the printed lines say met or MISSED with the measured value', () => {
+    const text = formatVerdicts(redirectVerdicts({ ...passing, pacedP99Ms: 4.2 }))
+    expect(text).toContain('MISSED')
+    expect(text).toContain('4.20 ms')
+    expect(text.split('\n').filter((l) => l.trimStart().startsWith('met'))).toHaveLength(3)
+  })
+})
