@@ -3,7 +3,8 @@
 // and then a deep page reached by cursor, each its own constant-arrival-rate scenario (deep_page starts
 // when first_page ends, so each is measured alone at RATE). setup() checks the account holds at least
 // MIN_LINKS links and finds the deep page's cursor with one offset request (walking there page by page
-// would take a thousand requests); the deep scenario then pages by that cursor as a client does.
+// would take a thousand requests) and the link that page starts with; the deep scenario then pages by
+// that cursor as a client does.
 // Seed the account first (bench/api.ts does; or bulk.js with KEYS=<its key>).
 //
 //   k6 run -e BASE_URL=http://127.0.0.1:3000 -e KEY=mk_… -e RATE=500 -e DURATION=30s bench/k6/list.js
@@ -50,7 +51,7 @@ function list(query) {
   return { status: response.status, links: data?.links, pagination: data?.pagination }
 }
 
-/** @returns {{ cursor: string }} */
+/** @returns {{ cursor: string, next: string }} */
 export function setup() {
   const first = list('limit=1')
   const total = first.pagination?.total
@@ -61,24 +62,30 @@ export function setup() {
   const deep = list(`limit=1&offset=${offset}`)
   const cursor = deep.pagination?.next_cursor
   if (deep.status !== 200 || typeof cursor !== 'string') throw new Error(`GET /api/v1/links?offset=${offset}: ${deep.status}, no next_cursor`)
-  return { cursor }
+  // The link the cursor's page starts with: links are listed newest first, so links created during
+  // the run come before the cursor and never move it.
+  const next = list(`limit=1&offset=${offset + 1}`).links?.[0]?.alias
+  if (typeof next !== 'string') throw new Error(`GET /api/v1/links?offset=${offset + 1}: no link`)
+  return { cursor, next }
 }
 
 /**
  * @param {{ status: number, links: any[] | undefined, pagination: any }} page
+ * @param {string | undefined} startsWith the alias the page must start with, when known
  */
-function checkPage(page) {
+function checkPage(page, startsWith) {
   check(page, {
     'a full page': (p) => p.status === 200 && Array.isArray(p.links) && p.links.length === PAGE_SIZE,
     'a cursor to the next': (p) => typeof p.pagination?.next_cursor === 'string',
+    'the page asked for': (p) => startsWith === undefined || p.links?.[0]?.alias === startsWith,
   })
 }
 
 export function firstPage() {
-  checkPage(list(`limit=${PAGE_SIZE}`))
+  checkPage(list(`limit=${PAGE_SIZE}`), undefined)
 }
 
-/** @param {{ cursor: string }} data */
+/** @param {{ cursor: string, next: string }} data */
 export function deepPage(data) {
-  checkPage(list(`limit=${PAGE_SIZE}&cursor=${encodeURIComponent(data.cursor)}`))
+  checkPage(list(`limit=${PAGE_SIZE}&cursor=${encodeURIComponent(data.cursor)}`), data.next)
 }
