@@ -1,8 +1,8 @@
 // @ts-check
 // What the k6 scripts of this folder share: reading __ENV (refusing to start on a missing or malformed
 // value, naming all of them at once), the constant-arrival-rate scenario, the failure thresholds every
-// run keeps, and the API requests their setup() makes. Plain JavaScript that every k6 release runs,
-// type-checked against @types/k6 (bench/k6/tsconfig.json).
+// run keeps, and the API requests their setup() makes. Plain ES2020 JavaScript (optional chaining: a
+// current k6), type-checked against @types/k6 (bench/k6/tsconfig.json).
 import http from 'k6/http'
 
 /**
