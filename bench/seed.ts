@@ -4,7 +4,7 @@
 //
 //   DATABASE_URL=postgres://… bun bench/seed.ts --domain 127.0.0.1:3001 [--links 1000] \
 //       [--out aliases.txt] [--warm http://127.0.0.1:3001]
-// Prints the file of aliases (for bench/redirect.k6.js ALIAS_FILE). Every warm-up redirect is a click.
+// Prints the file of aliases (for bench/k6/redirect.js ALIAS_FILE). Every warm-up redirect is a click.
 import { inArray } from 'drizzle-orm'
 import { writeFileSync } from 'node:fs'
 import type { Db } from '../src/db/client'
