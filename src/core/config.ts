@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { isIP } from 'node:net'
 import { KID_PATTERN, type ClickSigningKey } from './click-id'
 import { SOCKET_ADDRESS, type ClientIpRule } from './client-ip'
+import { DEFAULT_LIMITS, type LimitedPlan, type Limits, type PlanLimits } from './plan-limits'
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -108,6 +109,8 @@ export interface Config {
    * origin, since an Origin is no credential there (every call needs an at_ token, no cookie is read).
    */
   mcpAllowedOrigins: string[] | undefined
+  /** Plan limits (PLAN_FREE_*, PLAN_PRO_*, TAGS_PER_ACCOUNT): enforced and shown from here; unset, DEFAULT_LIMITS (plan-limits.ts). */
+  limits: Limits
   /** Human sign-in with GitHub or Google (src/modules/signin): present only when its client id and secret are set. */
   identityProviders: { github?: IdentityProviderConfig; google?: IdentityProviderConfig }
 }
@@ -140,12 +143,13 @@ export interface StripeConfig {
   apiUrl: string
 }
 
-function int(env: Env, name: string, fallback: number, min = 0): number {
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
   const value = Number(raw)
   if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`)
+  if (value > max) throw new ConfigError(name, `must be at most ${max}, got ${raw}`)
   return value
 }
 
@@ -357,6 +361,26 @@ function conversionCaps(env: Env, name: string): Record<string, number> {
   return caps
 }
 
+/** Beyond a billion a limit means "no limit" anyway; a larger figure is a typo or loses precision. */
+const MAX_LIMIT = 1_000_000_000
+
+/**
+ * PLAN_<PLAN>_REQUESTS_PER_MINUTE (at least 1: 0 would lock every key out), PLAN_<PLAN>_LINKS_PER_MONTH
+ * and PLAN_<PLAN>_CUSTOM_DOMAINS (0 allowed: a plan without any), TAGS_PER_ACCOUNT. Unset: the spec's.
+ */
+function limits(env: Env): Limits {
+  const plan = (name: LimitedPlan): PlanLimits => {
+    const prefix = `PLAN_${name.toUpperCase()}_`
+    const fallback = DEFAULT_LIMITS.plans[name]
+    return {
+      requestsPerMinute: int(env, `${prefix}REQUESTS_PER_MINUTE`, fallback.requestsPerMinute, 1, MAX_LIMIT),
+      linksPerMonth: int(env, `${prefix}LINKS_PER_MONTH`, fallback.linksPerMonth, 0, MAX_LIMIT),
+      customDomains: int(env, `${prefix}CUSTOM_DOMAINS`, fallback.customDomains, 0, MAX_LIMIT),
+    }
+  }
+  return { plans: { free: plan('free'), pro: plan('pro') }, tagsPerAccount: int(env, 'TAGS_PER_ACCOUNT', DEFAULT_LIMITS.tagsPerAccount, 0, MAX_LIMIT) }
+}
+
 export interface ConfigDefaults {
   /**
    * The value of an unset secret in the embedded default. Unset: random per call, for tests. The
@@ -449,6 +473,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     stripe: stripeConfig(env),
     cimdAllowHttpLoopback,
     mcpAllowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
+    limits: limits(env),
     identityProviders: { github: identityProvider(env, 'GITHUB'), google: identityProvider(env, 'GOOGLE') },
   }
 }

@@ -7,7 +7,7 @@ import type { Scope } from '../lib/agent-access'
 import { ApprovalParams } from '../modules/approvals/model'
 import { Alias, Domain, LinkListQuery, MAX_OFFSET, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
 import { StatsQuery } from '../modules/stats/model'
-import { TAGS_PER_ACCOUNT } from '../modules/account/plans'
+import { DEFAULT_LIMITS } from '../modules/account/plans'
 import { CreateTagRequest, MAX_TAG_ID } from '../modules/tags/model'
 import { Int } from '../plugins/errors'
 
@@ -184,7 +184,7 @@ const SPECS: ToolSpec[] = [
   {
     name: 'create_tag',
     title: 'Create a tag',
-    description: `A new tag (POST /api/v1/tags): name 1-30 characters, unique in the account regardless of case; at most ${TAGS_PER_ACCOUNT} tags an account.`,
+    description: `A new tag (POST /api/v1/tags): name 1-30 characters, unique in the account regardless of case; at most ${DEFAULT_LIMITS.tagsPerAccount} tags an account.`,
     scope: 'tags:write',
     annotations: CREATE,
     input: args({ ...CreateTagRequest.properties }),

@@ -83,7 +83,7 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
             interval: checkout.interval,
             email: maskEmail(account.email),
             action: `${CHECKOUT_PAGE_PATH}/${checkout.id}`,
-            benefits: proBenefits(),
+            benefits: proBenefits(services.config.limits),
           })
         }
         if (checkout.provider !== provider.name) return checkoutPage({ kind: 'not_found' })

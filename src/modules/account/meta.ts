@@ -8,7 +8,7 @@ import type { Db } from '../../db/client'
 import { links, type Plan } from '../../db/schema'
 import type { AccountPrincipal } from '../../plugins/auth'
 import type { Services } from '../../services'
-import { freePlanHint, PLAN_LIMITS, proBenefits } from './plans'
+import { freePlanHint, PLAN_FEATURES, proBenefits, type Limits } from './plans'
 
 /** A quota notice appears when less than this share of it is left. */
 const LOW_QUOTA_SHARE = 0.1
@@ -48,19 +48,19 @@ export function proUpgrade(services: Pick<Services, 'config'>) {
     url: upgradeUrl(services),
     method: 'POST',
     prices: { monthly: formatPrice('monthly'), yearly: formatPrice('yearly') },
-    benefits: proBenefits(),
+    benefits: proBenefits(services.config.limits),
     message: 'POST /api/v1/account/upgrade {"interval": "monthly" | "yearly"} returns a checkout URL.',
   }
 }
 
-function freeLimitations(): string[] {
-  const free = PLAN_LIMITS.free
+function freeLimitations(limits: Limits): string[] {
+  const free = limits.plans.free
   return [
     `${free.requestsPerMinute} requests a minute per API key`,
     `${free.linksPerMonth.toLocaleString('en-US')} links a month`,
     `${free.customDomains} custom domain${free.customDomains === 1 ? '' : 's'}`,
-    ...(free.stats ? [] : ['statistics need Pro (403 with basic totals on Free)']),
-    ...(free.attribution ? [] : ['no conversion attribution on Free']),
+    ...(PLAN_FEATURES.free.stats ? [] : ['statistics need Pro (403 with basic totals on Free)']),
+    ...(PLAN_FEATURES.free.attribution ? [] : ['no conversion attribution on Free']),
   ]
 }
 
@@ -78,7 +78,7 @@ export interface MetaInput {
 
 export function accountMeta(services: Pick<Services, 'config' | 'now'>, input: MetaInput) {
   const { plan } = input
-  const quota = PLAN_LIMITS[plan].linksPerMonth
+  const quota = services.config.limits.plans[plan].linksPerMonth
   const notices = [...(input.notices ?? [])]
   const links =
     input.linksThisMonth === undefined
@@ -94,13 +94,13 @@ export function accountMeta(services: Pick<Services, 'config' | 'now'>, input: M
   }
   const usage = { ...links, ...(input.requestsRemaining !== undefined && { requests_remaining: input.requestsRemaining }), ...input.usage }
   const free = plan === 'free'
-  const hint = input.hint ?? (free ? freePlanHint() : undefined)
+  const hint = input.hint ?? (free ? freePlanHint(services.config.limits) : undefined)
   return {
     account_type: plan,
     ...(hint && { hint }),
     ...(Object.keys(usage).length > 0 && { usage }),
     notices,
-    limitations: free ? freeLimitations() : [],
+    limitations: free ? freeLimitations(services.config.limits) : [],
     ...(free && { upgrade: proUpgrade(services) }),
   }
 }

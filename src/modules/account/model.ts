@@ -1,9 +1,10 @@
 import { t } from 'elysia'
 import { FreeForm, Meta } from '../../plugins/errors'
 import { GUEST_LIMITS } from '../guest/model'
-import { DEFAULT_LINK_TTL_DAYS, PLAN_LIMITS, planLimitsView } from './plans'
+import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, planLimitsView } from './plans'
 
-const FREE = PLAN_LIMITS.free
+// The API document shows the default limits (README: "Plan limits"); responses show the deployment's.
+const FREE = DEFAULT_LIMITS.plans.free
 
 export const AccountStatusResponse = t.Object(
   {
@@ -28,7 +29,7 @@ export const AccountStatusResponse = t.Object(
             name: 'free',
             interval: null,
             pro_since: null,
-            limits: planLimitsView('free'),
+            limits: planLimitsView(DEFAULT_LIMITS, 'free'),
           },
           usage: {
             links_this_month: 12,

@@ -1,56 +1,54 @@
-// What each plan allows (README, decisions: "Plans"). One table: limits, quotas and features are read from here.
+// What each plan allows (README, decisions: "Plans"). The numbers are defaults a deployment may change
+// (PLAN_* and TAGS_PER_ACCOUNT, parsed in src/core/config.ts into config.limits); code that enforces or
+// shows a limit reads config.limits. The API document is built from the defaults (README: "Plan limits").
 import type { Plan } from '../../db/schema'
+import type { LimitedPlan, Limits } from '../../core/plan-limits'
 
-export interface PlanLimits {
-  /** Requests a minute per API key. */
-  requestsPerMinute: number
-  customDomains: number
-  /** Links created per calendar month (UTC). */
-  linksPerMonth: number
-  stats: boolean
-  attribution: boolean
-}
+export { DEFAULT_LIMITS, type Limits, type PlanLimits } from '../../core/plan-limits'
 
-export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
-  free: { requestsPerMinute: 30, customDomains: 1, linksPerMonth: 1_000, stats: false, attribution: false },
-  pro: { requestsPerMinute: 120, customDomains: 10, linksPerMonth: 50_000, stats: true, attribution: true },
+// The plans of the schema are the plans with limits, both ways: a plan added to one must be added to the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never
+const samePlans: Same<Plan, LimitedPlan> = true
+void samePlans
+
+/** What a plan is, not how much of it: not configurable (Pro is the plan with statistics and attribution). */
+export const PLAN_FEATURES: Record<Plan, { stats: boolean; attribution: boolean }> = {
+  free: { stats: false, attribution: false },
+  pro: { stats: true, attribution: true },
 }
 
 /** Spec sections 1 and 8: links expire after 30 days by default, on every plan. */
 export const DEFAULT_LINK_TTL_DAYS = 30
 export const DEFAULT_LINK_TTL_MS = DEFAULT_LINK_TTL_DAYS * 24 * 3600 * 1000
 
-/** Spec 4.3: at most 20 tags per account, on every plan. */
-export const TAGS_PER_ACCOUNT = 20
-
 /** The limits of a plan as the API shows them (verify's `limits`, status's plan.limits). */
-export function planLimitsView(plan: Plan) {
-  const limits = PLAN_LIMITS[plan]
+export function planLimitsView(limits: Limits, plan: Plan) {
+  const own = limits.plans[plan]
   return {
-    requests_per_minute: limits.requestsPerMinute,
-    links_per_month: limits.linksPerMonth,
-    custom_domains: limits.customDomains,
-    tags: TAGS_PER_ACCOUNT,
+    requests_per_minute: own.requestsPerMinute,
+    links_per_month: own.linksPerMonth,
+    custom_domains: own.customDomains,
+    tags: limits.tagsPerAccount,
     link_expiry_days: DEFAULT_LINK_TTL_DAYS,
-    stats: limits.stats,
-    attribution: limits.attribution,
+    stats: PLAN_FEATURES[plan].stats,
+    attribution: PLAN_FEATURES[plan].attribution,
   }
 }
 
 /** The hint of every Free response: its limits and what Pro adds. */
-export function freePlanHint(): string {
-  const free = PLAN_LIMITS.free
-  return `Free plan: ${free.linksPerMonth.toLocaleString('en-US')} links a month, ${free.requestsPerMinute} requests a minute. Pro: ${proBenefits().join(', ')}.`
+export function freePlanHint(limits: Limits): string {
+  const free = limits.plans.free
+  return `Free plan: ${free.linksPerMonth.toLocaleString('en-US')} links a month, ${free.requestsPerMinute} requests a minute. Pro: ${proBenefits(limits).join(', ')}.`
 }
 
-/** What Pro adds, in words, from the table: the upgrade hint of every Free response and the checkout page. */
-export function proBenefits(): string[] {
-  const pro = PLAN_LIMITS.pro
+/** What Pro adds, in words, from the limits: the upgrade hint of every Free response and the checkout page. */
+export function proBenefits(limits: Limits): string[] {
+  const pro = limits.plans.pro
   return [
     `${pro.requestsPerMinute} requests a minute`,
     `${pro.linksPerMonth.toLocaleString('en-US')} links a month`,
     `${pro.customDomains} custom domains`,
-    ...(pro.stats ? ['link statistics'] : []),
-    ...(pro.attribution ? ['conversion attribution'] : []),
+    ...(PLAN_FEATURES.pro.stats ? ['link statistics'] : []),
+    ...(PLAN_FEATURES.pro.attribution ? ['conversion attribution'] : []),
   ]
 }

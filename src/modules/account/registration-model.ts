@@ -1,7 +1,7 @@
 // Request and response models of registration: POST /api/v1/guest/register and /api/v1/guest/verify.
 import { t } from 'elysia'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
-import { planLimitsView } from './plans'
+import { DEFAULT_LIMITS, planLimitsView } from './plans'
 
 const Email = t.String({
   format: 'email',
@@ -58,7 +58,7 @@ export const VerifyResponse = t.Object(
           api_key: 'mk_Zm9yLWV4YW1wbGUtb25seS1ub3QtYS1yZWFsLWtleS0xMjM0NTY3',
           links_claimed: 2,
           plan: 'free',
-          limits: planLimitsView('free'),
+          limits: planLimitsView(DEFAULT_LIMITS, 'free'),
         },
         meta: {
           account_type: 'free',

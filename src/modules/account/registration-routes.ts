@@ -6,7 +6,6 @@ import type { Auth } from '../../plugins/auth'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
-import { PLAN_LIMITS } from './plans'
 import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, normalizeEmail, requestVerificationCode, verifyEmailCode } from './registration'
 import { registrationModels } from './registration-model'
 import { accountMeta, linksCreatedThisMonth } from './meta'
@@ -67,12 +66,12 @@ export function registrationRoutes(services: Services, auth: Auth) {
         const { accountId, apiKey, linksClaimed } = await verifyEmailCode(services, guest, body.email, body.code)
         return {
           success: true,
-          data: { api_key: apiKey, links_claimed: linksClaimed, plan: 'free', limits: planLimitsView('free') },
+          data: { api_key: apiKey, links_claimed: linksClaimed, plan: 'free', limits: planLimitsView(services.config.limits, 'free') },
           meta: accountMeta(services, {
             plan: 'free',
             linksThisMonth: await linksCreatedThisMonth(services, accountId),
             // The new key has not been used yet: its whole first minute is left.
-            requestsRemaining: PLAN_LIMITS.free.requestsPerMinute,
+            requestsRemaining: services.config.limits.plans.free.requestsPerMinute,
             hint: 'Send the key as Authorization: Bearer <api_key>. It is shown only once.',
             notices: [{ type: 'guest_token_retired', message: 'The guest session became this account: its token no longer works; use the API key.' }],
           }),

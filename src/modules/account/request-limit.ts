@@ -5,11 +5,10 @@
 import type { Plan } from '../../db/schema'
 import { enforceRateLimit } from '../../plugins/client'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from './plans'
 
 const WINDOW_MS = 60_000
 
 /** Counts a request of `credentialId`; its rate headers, or 429 RATE_LIMITED past the plan's limit. */
-export function limitCredential(services: Pick<Services, 'limiter' | 'now'>, credentialId: string, plan: Plan): Promise<Record<string, string>> {
-  return enforceRateLimit(services.limiter, credentialId, PLAN_LIMITS[plan].requestsPerMinute, WINDOW_MS, services.now())
+export function limitCredential(services: Pick<Services, 'limiter' | 'now' | 'config'>, credentialId: string, plan: Plan): Promise<Record<string, string>> {
+  return enforceRateLimit(services.limiter, credentialId, services.config.limits.plans[plan].requestsPerMinute, WINDOW_MS, services.now())
 }

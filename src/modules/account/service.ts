@@ -8,7 +8,7 @@ import type { Services } from '../../services'
 import { GUEST_LIMITS } from '../guest/model'
 import { guestUsage } from '../guest/service'
 import { linksCreatedThisMonth, monthWindow } from './meta'
-import { DEFAULT_LINK_TTL_DAYS, PLAN_LIMITS, planLimitsView } from './plans'
+import { DEFAULT_LINK_TTL_DAYS, PLAN_FEATURES, planLimitsView } from './plans'
 
 
 /** What a guest session may do: only `url` on shorten, and account status. */
@@ -42,7 +42,7 @@ export function accountStatus(principal: Extract<Principal, { kind: 'guest' }>) 
 }
 
 export function planFeatures(plan: Plan) {
-  const limits = PLAN_LIMITS[plan]
+  const features = PLAN_FEATURES[plan]
   return {
     custom_alias: true,
     custom_domains: true,
@@ -52,8 +52,8 @@ export function planFeatures(plan: Plan) {
     bulk: true,
     link_management: true,
     tags: true,
-    analytics: limits.stats,
-    conversions: limits.attribution,
+    analytics: features.stats,
+    conversions: features.attribution,
   }
 }
 
@@ -92,11 +92,11 @@ function requestWindow(rateHeaders: Record<string, string>) {
 }
 
 export async function accountUsage(
-  services: Pick<Services, 'db' | 'now'>,
+  services: Pick<Services, 'db' | 'now' | 'config'>,
   account: Pick<AccountView, 'id' | 'plan'>,
   rateHeaders: Record<string, string>,
 ) {
-  const quota = PLAN_LIMITS[account.plan].linksPerMonth
+  const quota = services.config.limits.plans[account.plan].linksPerMonth
   const [created, period] = [await linksCreatedThisMonth(services, account.id), monthWindow(services.now())]
   const window = requestWindow(rateHeaders)
   return {
@@ -127,7 +127,7 @@ export async function accountStatusForKey(services: Services, principal: Extract
         name: account.plan,
         interval: account.planInterval,
         pro_since: account.proSince ? account.proSince.toISOString() : null,
-        limits: planLimitsView(account.plan),
+        limits: planLimitsView(services.config.limits, account.plan),
       },
       usage,
       features: planFeatures(account.plan),

@@ -16,7 +16,7 @@ import { addDomain, countDomains, domainUsage, listDomains, removeDomain, verifi
 
 /** The account's meta with its custom domains against the plan's allowance. */
 function meta(services: Services, account: AccountPrincipal, total: number, hint?: string) {
-  return accountMeta(services, { plan: account.plan, usage: domainUsage(account.plan, total), hint })
+  return accountMeta(services, { plan: account.plan, usage: domainUsage(services.config.limits, account.plan, total), hint })
 }
 
 const verifyPath = (hostname: string) => `/api/v1/domains/${hostname}/verify`

@@ -8,7 +8,7 @@ import type { TxtResolver } from '../../dns/resolver'
 import { DnsLookupError } from '../../dns/resolver'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from '../account/plans'
+import type { Limits } from '../account/plans'
 import { assertNotOwnHost, parseHostname } from './hostname'
 import type { DomainRecord } from './model'
 import { newId } from '../../lib/ids'
@@ -43,8 +43,8 @@ export function toDomainRecord(row: DomainRow): DomainRecord {
   }
 }
 
-export function domainUsage(plan: Plan, total: number) {
-  const limit = PLAN_LIMITS[plan].customDomains
+export function domainUsage(limits: Limits, plan: Plan, total: number) {
+  const limit = limits.plans[plan].customDomains
   return { domains: total, domains_limit: limit, domains_remaining: Math.max(0, limit - total) }
 }
 
@@ -66,7 +66,7 @@ export async function addDomain(
 ): Promise<{ domain: DomainRecord; total: number }> {
   const hostname = parseHostname(rawHostname)
   assertNotOwnHost(hostname, services.config)
-  const limit = PLAN_LIMITS[account.plan].customDomains
+  const limit = services.config.limits.plans[account.plan].customDomains
   const now = new Date(services.now())
   const { row, total, freedAliases } = await services.db.transaction(async (tx) => {
     await lockFor(tx, 'domainAdd', account.id)
@@ -78,7 +78,7 @@ export async function addDomain(
       const pro = account.plan === 'pro'
       throw new ApiError(
         'DOMAIN_LIMIT_REACHED',
-        pro ? `Your plan includes ${limit} custom domains; remove one to add another.` : `The Free plan includes ${limit} custom domain; remove it or upgrade to Pro for ${PLAN_LIMITS.pro.customDomains}.`,
+        pro ? `Your plan includes ${limit} custom domains; remove one to add another.` : `The Free plan includes ${limit} custom domain; remove it or upgrade to Pro for ${services.config.limits.plans.pro.customDomains}.`,
         { limit, remaining: 0, ...(!pro && { upgrade_url: upgradeUrl(services) }) },
       )
     }

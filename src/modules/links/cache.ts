@@ -19,7 +19,7 @@ import {
 } from '../../core/link-cache'
 import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
-import { PLAN_LIMITS } from '../account/plans'
+import { PLAN_FEATURES } from '../account/plans'
 
 type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>
 
@@ -41,7 +41,7 @@ export function toCachedLink(row: CacheFields, pro = false): CachedLink {
 
 /** Whether links of an account on `plan` carry the `pro` flag; guest links (no plan) never do. */
 export function planIsPro(plan: Plan | null | undefined): boolean {
-  return plan ? PLAN_LIMITS[plan].attribution : false
+  return plan ? PLAN_FEATURES[plan].attribution : false
 }
 
 /** A link row with what its cache record needs from the owning account. */

@@ -6,7 +6,6 @@ import { domains, type LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
-import { PLAN_LIMITS } from '../account/plans'
 import { isReservedAlias } from './alias'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
 import type { ShortenInput } from './model'
@@ -130,7 +129,7 @@ class DryRunRollback extends Error {
  */
 export async function insertLink(services: Services, account: AccountPrincipal, link: NewLink, prefix: string, dryRun = false): Promise<{ row: LinkRow; used: number }> {
   const now = link.createdAt.getTime()
-  const limit = PLAN_LIMITS[account.plan].linksPerMonth
+  const limit = services.config.limits.plans[account.plan].linksPerMonth
   const result = await services.db.transaction(async (tx) => {
     await lockQuota(tx, account.id)
     const used = await linksCreatedSince(tx, account.id, monthWindow(now).start)

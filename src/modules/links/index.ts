@@ -12,7 +12,7 @@ import { shortenAsAccount } from './create'
 import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { currentAccountMeta } from '../account/meta'
-import { DEFAULT_LINK_TTL_DAYS, PLAN_LIMITS } from '../account/plans'
+import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../account/plans'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
 
@@ -55,7 +55,7 @@ export function linksModule(services: Services, auth: Auth) {
             'With an API key every field applies: `alias` (4-64 characters on the default domain, 1-64 on a verified custom domain; taken or reserved: 409 ALIAS_TAKEN), ' +
             '`domain` (a verified custom domain of the account, else 403 DOMAIN_NOT_ALLOWED), `password` (visitors get a form), `expiration` (in the future) and `activated_at` (404 until then). ' +
             `Links expire after ${DEFAULT_LINK_TTL_DAYS} days by default. Each plan creates a number of links a calendar month (UTC): ` +
-            `Free ${PLAN_LIMITS.free.linksPerMonth.toLocaleString('en-US')}, Pro ${PLAN_LIMITS.pro.linksPerMonth.toLocaleString('en-US')}; beyond that 429 LINK_QUOTA_EXCEEDED with limit, remaining and upgrade_url.`,
+            `Free ${DEFAULT_LIMITS.plans.free.linksPerMonth.toLocaleString('en-US')}, Pro ${DEFAULT_LIMITS.plans.pro.linksPerMonth.toLocaleString('en-US')}; beyond that 429 LINK_QUOTA_EXCEEDED with limit, remaining and upgrade_url.`,
         },
       },
     )

@@ -1,7 +1,7 @@
 import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
-import { DEFAULT_LINK_TTL_DAYS, freePlanHint, PLAN_LIMITS } from '../account/plans'
+import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, freePlanHint } from '../account/plans'
 
 /** Longest destination accepted; the de-facto browser-safe URL length. */
 export const MAX_URL_LENGTH = 2048
@@ -95,9 +95,9 @@ const LINK_EXAMPLE = {
 
 const ACCOUNT_META_EXAMPLE = {
   account_type: 'free',
-  usage: { links_this_month: 12, links_per_month: PLAN_LIMITS.free.linksPerMonth, links_remaining: PLAN_LIMITS.free.linksPerMonth - 12, period_resets_at: '2026-06-01T00:00:00.000Z' },
+  usage: { links_this_month: 12, links_per_month: DEFAULT_LIMITS.plans.free.linksPerMonth, links_remaining: DEFAULT_LIMITS.plans.free.linksPerMonth - 12, period_resets_at: '2026-06-01T00:00:00.000Z' },
   notices: [],
-  hint: freePlanHint(),
+  hint: freePlanHint(DEFAULT_LIMITS),
   upgrade: { plan: 'pro', url: 'https://api.sho.rt/api/v1/account/upgrade', method: 'POST' },
 }
 

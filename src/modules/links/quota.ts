@@ -1,4 +1,4 @@
-// The monthly link quota of a plan (PLAN_LIMITS.linksPerMonth), enforced. A month is a calendar month
+// The monthly link quota of a plan (config.limits: linksPerMonth), enforced. A month is a calendar month
 // in UTC (account/meta.ts). The count is of the account's links created this month, taken under a
 // transaction-scoped advisory lock on the account: concurrent creates of one account queue on it, so
 // the quota is exact across processes; other accounts never wait.
@@ -7,7 +7,6 @@ import type { Plan } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { accountMeta, monthWindow, upgradeUrl } from '../account/meta'
-import { PLAN_LIMITS } from '../account/plans'
 import { lockFor } from '../../db/locks'
 
 
@@ -18,7 +17,7 @@ export async function lockQuota(tx: Pick<Db, 'execute'>, accountId: string): Pro
 
 /** 429 LINK_QUOTA_EXCEEDED: retry when the next month starts, or upgrade. */
 export function quotaExceeded(services: Pick<Services, 'config' | 'now'>, plan: Plan, used: number, nowMs: number): ApiError {
-  const limit = PLAN_LIMITS[plan].linksPerMonth
+  const limit = services.config.limits.plans[plan].linksPerMonth
   const { next } = monthWindow(nowMs)
   return new ApiError(
     'LINK_QUOTA_EXCEEDED',

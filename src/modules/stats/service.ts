@@ -5,7 +5,7 @@ import { linkStats, type Period } from '../../analytics/stats'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
-import { PLAN_LIMITS } from '../account/plans'
+import { PLAN_FEATURES } from '../account/plans'
 import { getOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
@@ -32,7 +32,7 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
   const row = await getOwnLink(services, account, req.alias, req.domain)
   const head = { alias: row.alias, domain: row.domain, created_at: row.createdAt.toISOString() }
 
-  if (!PLAN_LIMITS[account.plan].stats) {
+  if (!PLAN_FEATURES[account.plan].stats) {
     const totals = await clickTotals(services, [row.id])
     const found = totals?.get(row.id)
     const meta = await currentAccountMeta(services, account, { notices: totals ? [] : [{ ...CLICKS_UNAVAILABLE_NOTICE }] })

@@ -10,11 +10,11 @@ import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { DomainQuery, LinkParams, LinkTagParams, TagIdParams, tagModels } from './model'
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
-import { TAGS_PER_ACCOUNT } from '../account/plans'
+import { DEFAULT_LIMITS } from '../account/plans'
 
-/** The account's meta, with its tags against the TAGS_PER_ACCOUNT allowed when the response counted them. */
+/** The account's meta, with its tags against the tags an account may have (TAGS_PER_ACCOUNT) when the response counted them. */
 const meta = (services: Services, account: AccountPrincipal, tags?: number) =>
-  accountMeta(services, { plan: account.plan, ...(tags !== undefined && { usage: tagUsage(tags) }) })
+  accountMeta(services, { plan: account.plan, ...(tags !== undefined && { usage: tagUsage(services.config.limits.tagsPerAccount, tags) }) })
 
 /** A link is named by alias plus an optional domain; given twice (body and query), both must agree. */
 function oneDomain(fromBody: string | undefined, fromQuery: string | undefined): string | undefined {
@@ -41,7 +41,7 @@ export function tagsModule(services: Services, auth: Auth) {
       {
         account: { scopes: ['tags:read'] },
         response: { 200: 'TagListResponse', ...errorResponses() },
-        detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${TAGS_PER_ACCOUNT} tags.` },
+        detail: { operationId: 'listTags', tags: ['tags'], summary: 'List your tags', description: `Oldest first. An account has at most ${DEFAULT_LIMITS.tagsPerAccount} tags.` },
       },
     )
     .post(
@@ -60,7 +60,7 @@ export function tagsModule(services: Services, auth: Auth) {
           operationId: 'createTag',
           tags: ['tags'],
           summary: 'Create a tag',
-          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${TAGS_PER_ACCOUNT} tags an account: one more is 409 TAG_LIMIT_REACHED.`,
+          description: `The name is trimmed and must be 1-30 characters, unique in your account regardless of case (else 409 TAG_EXISTS). At most ${DEFAULT_LIMITS.tagsPerAccount} tags an account: one more is 409 TAG_LIMIT_REACHED.`,
         },
       },
     )

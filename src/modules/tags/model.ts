@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { ALIAS_PATTERN } from '../../core/link-cache'
 import { Int, Meta } from '../../plugins/errors'
 import { DOMAIN_PATTERN } from '../links/model'
-import { TAGS_PER_ACCOUNT } from '../account/plans'
+import { DEFAULT_LIMITS } from '../account/plans'
 
 /** Spec 2.4: the only colors a tag may have. The first is the default. */
 export const TAG_COLORS = ['#6b7280', '#ef4444', '#f97316', '#eab308', '#22c55e', '#06b6d4', '#3b82f6', '#8b5cf6', '#ec4899'] as const
@@ -22,7 +22,7 @@ export const Tag = t.Object({
 })
 
 const tagExample = { id: 42, name: 'spring-campaign', color: '#3b82f6', created_at: '2026-01-01T12:00:00.000Z' }
-const metaExample = { account_type: 'free', usage: { tags: 3, tags_limit: TAGS_PER_ACCOUNT, tags_remaining: TAGS_PER_ACCOUNT - 3 } }
+const metaExample = { account_type: 'free', usage: { tags: 3, tags_limit: DEFAULT_LIMITS.tagsPerAccount, tags_remaining: DEFAULT_LIMITS.tagsPerAccount - 3 } }
 
 export const TagListResponse = t.Object(
   { success: t.Boolean(), tags: t.Array(Tag), meta: Meta },

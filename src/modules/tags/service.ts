@@ -6,7 +6,6 @@ import { linkTags, tags } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { MAX_TAG_ID, MAX_TAG_NAME_LENGTH, TAG_COLORS, type CreateTagInput, type TagColor, type TagRecord } from './model'
-import { TAGS_PER_ACCOUNT } from '../account/plans'
 import { findOwnedLink, linkHost } from '../links/owned'
 import { lockFor } from '../../db/locks'
 
@@ -24,8 +23,8 @@ export function toTagRecord(row: TagRow): TagRecord {
   return { id: row.id, name: row.name, color: row.color as TagColor, created_at: row.createdAt.toISOString() }
 }
 
-export function tagUsage(total: number) {
-  return { tags: total, tags_limit: TAGS_PER_ACCOUNT, tags_remaining: Math.max(0, TAGS_PER_ACCOUNT - total) }
+export function tagUsage(limit: number, total: number) {
+  return { tags: total, tags_limit: limit, tags_remaining: Math.max(0, limit - total) }
 }
 
 /** A tag id from the path: the schema allows 1-10 digits, the column is int4. */
@@ -55,7 +54,7 @@ function tagName(raw: string): string {
  * count check and the insert cannot interleave: 30 concurrent creates leave exactly 20 tags. Names are
  * unique per account regardless of case (the unique index on lower(name) has the last word).
  */
-export async function createTag(services: Pick<Services, 'db' | 'now'>, accountId: string, input: CreateTagInput): Promise<{ tag: TagRecord; total: number }> {
+export async function createTag(services: Pick<Services, 'db' | 'now' | 'config'>, accountId: string, input: CreateTagInput): Promise<{ tag: TagRecord; total: number }> {
   const name = tagName(input.name)
   const color: TagColor = input.color ?? TAG_COLORS[0]
   const now = new Date(services.now())
@@ -68,8 +67,9 @@ export async function createTag(services: Pick<Services, 'db' | 'now'>, accountI
       .limit(1)
     if (same) throw new ApiError('TAG_EXISTS', `This account already has a tag named "${name}" (names are compared regardless of case).`)
     const total = await countTags(tx, accountId)
-    if (total >= TAGS_PER_ACCOUNT) {
-      throw new ApiError('TAG_LIMIT_REACHED', `An account can have at most ${TAGS_PER_ACCOUNT} tags; delete one to make room.`, { limit: TAGS_PER_ACCOUNT, remaining: 0 })
+    const limit = services.config.limits.tagsPerAccount
+    if (total >= limit) {
+      throw new ApiError('TAG_LIMIT_REACHED', `An account can have at most ${limit} tags; delete one to make room.`, { limit, remaining: 0 })
     }
     const [row] = await tx.insert(tags).values({ accountId, name, color, createdAt: now }).onConflictDoNothing().returning()
     if (!row) throw new ApiError('TAG_EXISTS')
