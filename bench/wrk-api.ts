@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { withCpu } from './procs'
-import { runWrk, type WrkResult } from './wrk'
+import { delayLua, doneLua, runWrk, type WrkResult } from './wrk'
 
 export interface PreparedRequest {
   method: 'GET' | 'POST'
@@ -49,23 +49,8 @@ export function writeApiScript(path: string, requests: PreparedRequest[], delayM
     '  return requests[math.random(count)]',
     'end',
   ]
-  if (delayMs !== undefined) {
-    lines.push(`local mean_delay = ${delayMs.toFixed(3)}`, 'function delay()', '  return math.floor(2 * mean_delay * math.random() + math.random())', 'end')
-  }
-  lines.push(
-    'function done(summary, latency, _)',
-    '  local sent = 0',
-    '  for _, t in ipairs(threads) do sent = sent + (t:get("sent") or 0) end',
-    '  local e = summary.errors',
-    '  io.write(string.format(\'BENCH_RESULT {"requests":%d,"sent":%d,"duration_us":%d,"counted":false,"redirects":0,"others":0,\' ..',
-    '    \'"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},\' ..',
-    '    \'"latency":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f}}\\n\',',
-    '    summary.requests, sent, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
-    '    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),',
-    '    latency.max, latency.mean))',
-    'end',
-    '',
-  )
+  if (delayMs !== undefined) lines.push(...delayLua(delayMs))
+  lines.push(...doneLua(false))
   writeFileSync(path, lines.join('\n'))
   return path
 }

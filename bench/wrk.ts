@@ -68,19 +68,23 @@ export function writeWrkScript(path: string, options: WrkScriptOptions): string 
       'end',
     )
   }
-  if (options.delayMs !== undefined) {
-    // Uniform on [0, 2 × mean], rounded at random: whole milliseconds on average give the fractional
-    // mean, and the jitter keeps the connections from marching in step.
-    lines.push(
-      '',
-      `local mean_delay = ${options.delayMs.toFixed(3)}`,
-      'function delay()',
-      '  return math.floor(2 * mean_delay * math.random() + math.random())',
-      'end',
-    )
-  }
-  lines.push(
-    '',
+  if (options.delayMs !== undefined) lines.push('', ...delayLua(options.delayMs))
+  lines.push('', ...doneLua(options.countStatuses === true))
+  writeFileSync(path, lines.join('\n'))
+  return path
+}
+
+/**
+ * wrk's delay(): uniform on [0, 2 × mean] ms, rounded at random: whole milliseconds on average give the
+ * fractional mean, and the jitter keeps the connections from marching in step.
+ */
+export function delayLua(meanMs: number): string[] {
+  return [`local mean_delay = ${meanMs.toFixed(3)}`, 'function delay()', '  return math.floor(2 * mean_delay * math.random() + math.random())', 'end']
+}
+
+/** wrk's done(): one BENCH_RESULT line of JSON (runWrk reads it), the threads' counters summed. */
+export function doneLua(counted: boolean): string[] {
+  return [
     'function done(summary, latency, _)',
     '  local sent, redirects, others = 0, 0, 0',
     '  for _, t in ipairs(threads) do',
@@ -92,15 +96,13 @@ export function writeWrkScript(path: string, options: WrkScriptOptions): string 
     '  io.write(string.format(\'BENCH_RESULT {"requests":%d,"sent":%d,"duration_us":%d,"counted":%s,"redirects":%d,"others":%d,\' ..',
     '    \'"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},\' ..',
     '    \'"latency":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f}}\\n\',',
-    `    summary.requests, sent, summary.duration, "${options.countStatuses ? 'true' : 'false'}", redirects, others,`,
+    `    summary.requests, sent, summary.duration, "${counted ? 'true' : 'false'}", redirects, others,`,
     '    e.connect, e.read, e.write, e.status, e.timeout,',
     '    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),',
     '    latency.max, latency.mean))',
     'end',
     '',
-  )
-  writeFileSync(path, lines.join('\n'))
-  return path
+  ]
 }
 
 export interface WrkRun {
