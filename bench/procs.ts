@@ -147,13 +147,22 @@ const CLOCK_TICKS = 100
  * Cores each process kept busy while `work` ran (1.0 = one core all the time, rounded to 0.01), and the
  * CPU seconds each used meanwhile (unrounded: CPU per request is computed from these).
  */
-export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
+/**
+ * CPU of each process during `work`: `cores` over work's wall time, `cpuSeconds` from its start to the end
+ * of `settle` (a pause after it), so what a process defers past the load (a backlog it works off once the
+ * load stops) is charged to the requests that caused it.
+ */
+export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>, settle?: () => Promise<void>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
+  const snapshot = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
+  const before = snapshot()
   const started = performance.now()
   const result = await work()
   const wall = (performance.now() - started) / 1000
-  const used = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]))
-  const cores = Object.fromEntries(Object.entries(used).map(([name, seconds]) => [name, Math.round((seconds / wall) * 100) / 100]))
+  const during = snapshot()
+  const cores = Object.fromEntries(Object.entries(during).map(([name, seconds]) => [name, Math.round(((seconds - before[name]!) / wall) * 100) / 100]))
+  if (settle) await settle()
+  const after = settle ? snapshot() : during
+  const used = Object.fromEntries(Object.entries(after).map(([name, seconds]) => [name, seconds - before[name]!]))
   return { result, cores, cpuSeconds: used }
 }
 
@@ -262,6 +271,8 @@ export async function startApiAndRedirector(options: {
   apiPort: number
   redirectPort: number
   env?: Record<string, string>
+  /** Bun flags for the redirector's process only (e.g. --cpu-prof for bench/run.ts --profile). */
+  redirectorFlags?: string[]
   started?: (child: Child) => Promise<void>
 }) {
   const { cleanup, workDir, apiPort, redirectPort } = options
@@ -286,7 +297,7 @@ export async function startApiAndRedirector(options: {
   cleanup.push('api', () => api.stop())
   await options.started?.(api)
   await waitFor(api, `http://127.0.0.1:${apiPort}/health`, 60_000)
-  const redirector = startChild('redirect', [process.execPath, join(ROOT, 'redirect/main.ts')], { env, logFile: join(workDir, 'redirect.log'), cwd: ROOT })
+  const redirector = startChild('redirect', [process.execPath, ...(options.redirectorFlags ?? []), join(ROOT, 'redirect/main.ts')], { env, logFile: join(workDir, 'redirect.log'), cwd: ROOT })
   cleanup.push('redirect', () => redirector.stop())
   await options.started?.(redirector)
   const redirectUrl = `http://127.0.0.1:${redirectPort}`

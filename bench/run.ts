@@ -8,19 +8,23 @@
 // both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
 //   bun run bench [--duration 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
-//                 [--timeout 300s] [--pin] [--compare <git-rev>] [--no-fail]
+//                 [--timeout 300s] [--pin] [--compare <git-rev>] [--profile <dir>] [--no-fail]
 // --pin puts the servers under test on CPU 1 and everything else (wrk, the ClickHouse stand-in, the API)
-// on CPU 0, so on a two-core machine the server measured has a core to itself.
+// on CPU 0, so on a two-core machine the server measured has a core to itself; the stand-in runs at the
+// lowest priority there, so that wrk's timing is never delayed by its inserts.
 // --compare <git-rev> also measures that revision's redirector in the same run (a fourth server): it is
 // checked out into a temporary git worktree, started beside this tree's (same environment, its own port
 // and DATA_DIR), warmed the same way; the summary adds this tree's difference to it.
+// --profile <dir> runs the redirector under Bun's sampling profiler (--cpu-prof, with the markdown
+// summary) and leaves its profile in <dir> when it stops: the figures of such a run are not comparable.
 // Targets (bench/redirect-targets.ts): redirector >= 0.85 of the floor's requests/s; p99 < 3 ms at half
 // the redirector's rate; clicks in ClickHouse equal redirects served within 2 s after the load stops.
 // Exits 1 when one is missed (--no-fail: 0, for exploratory runs). Writes bench/results/redirect-latest.json
 // (git-ignored). Everything it starts, it stops (also on error and SIGINT).
 import { Redis } from 'ioredis'
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { setPriority } from 'node:os'
+import { join, resolve } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
@@ -34,10 +38,10 @@ import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
 
-interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; fail: boolean }
+interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; fail: boolean }
 
 /** The pause after each run, so one server's trailing work (the last click segment shipped to ClickHouse)
- *  does not fall into the next server's run. */
+ *  does not fall into the next server's run; it is charged to the run's requests (withCpu). */
 const SETTLE_MS = 2_000
 
 function parseOptions(args: string[]): Options {
@@ -46,6 +50,8 @@ function parseOptions(args: string[]): Options {
   const rounds = int('--rounds', 2)
   const compare = args.includes('--compare') ? value('--compare', '') : null
   if (compare === '' || compare?.startsWith('--')) throw new Error('--compare needs a git revision')
+  const profile = args.includes('--profile') ? value('--profile', '') : null
+  if (profile === '' || profile?.startsWith('--')) throw new Error('--profile needs a directory')
   // Setup (services, engines, seeding) plus every wrk run and pause plus the click check, with room to
   // spare; the reference adds a worktree, a process, its warm-up and a run per round.
   const servers = compare === null ? 3 : 4
@@ -54,7 +60,7 @@ function parseOptions(args: string[]): Options {
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
   return {
     duration, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
-    pin: args.includes('--pin'), compare, fail: !args.includes('--no-fail'),
+    pin: args.includes('--pin'), compare, profile: profile === null ? null : resolve(profile), fail: !args.includes('--no-fail'),
   }
 }
 
@@ -69,6 +75,15 @@ async function pin(pid: number, cpu: number): Promise<void> {
   if (result.code !== 0) throw new Error(`taskset could not pin ${pid} to CPU ${cpu}`)
 }
 
+/**
+ * With --pin: the ClickHouse stand-in at nice 19 (every thread; threads it starts later inherit it), so its
+ * insert bursts wait for wrk on CPU 0 instead of delaying wrk's clock, which would show as the server's
+ * latency. In production ClickHouse has a machine of its own.
+ */
+function lowerPriority(pid: number): void {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) setPriority(Number(tid), 19)
+}
+
 async function main() {
   log(`work dir ${workDir}; wrk -t${options.threads} -c${options.connections} -d${options.duration}, ${options.links} links, ${options.rounds} rounds`)
   const { databaseUrl, redisUrl } = await startServices(cleanup)
@@ -76,12 +91,14 @@ async function main() {
   const chdb = await spawnChdbHttp({ path: join(workDir, 'clickhouse') })
   cleanup.push('chdb-http', () => chdb.stop())
   await pin(chdb.pid, 0)
+  if (options.pin) lowerPriority(chdb.pid)
   log(`ClickHouse (chDB shim) at ${chdb.url}`)
 
   const [apiPort, redirectPort, baselinePort, floorPort, referencePort] = freePorts(5) as [number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
     cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort,
+    redirectorFlags: options.profile === null ? [] : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${options.profile}`],
     started: (child) => pin(child.proc.pid, child.name === 'api' ? 0 : 1),
   })
   log(`api on :${apiPort}, redirector on :${redirectPort} (SHORT_DOMAIN ${shortDomain})`)
@@ -131,12 +148,14 @@ async function main() {
   // under test could not have.
   const pids: Record<string, number> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
   if (reference) pids.reference = reference.child.proc.pid
-  const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = []): Promise<Run> => {
+  // With `settle`, the CPU charged to the run's requests runs to the end of the pause after it.
+  const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = [], settle?: () => Promise<void>): Promise<Run> => {
     const { result, cores, cpuSeconds } = await withCpu(pids, () =>
       runWrk({
         url, script: scriptPath, duration, label, logFile: wrkLog, headers,
         connections: options.connections, threads: options.threads, prefix: options.pin ? ['taskset', '-c', '0'] : [],
       }),
+      settle,
     )
     const wrkCores = Math.round((result.cpuSeconds / (result.durationUs / 1e6)) * 100) / 100
     return { ...result, cores: { ...cores, wrk: wrkCores }, cpuUsed: { ...cpuSeconds, wrk: result.cpuSeconds } }
@@ -154,9 +173,8 @@ async function main() {
   await Bun.sleep(SETTLE_MS) // the warm-ups' clicks (and the reference's start) out of the first run
   for (let round = 1; round <= options.rounds; round++) {
     for (const m of measured) {
-      m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, script, options.duration, m.headers))
+      m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, script, options.duration, m.headers, () => Bun.sleep(SETTLE_MS)))
       log(`${m.server.label} #${round}: ${describe(m.runs.at(-1)!)}`)
-      await Bun.sleep(SETTLE_MS)
     }
   }
   const [bareRuns, floorRuns, redirectRuns, referenceRuns] = measured.map((m) => m.runs) as [Run[], Run[], Run[], Run[] | undefined]

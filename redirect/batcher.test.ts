@@ -7,6 +7,8 @@ import { countClicks, testClickHouse } from '../test/support/clickhouse'
 import type { ClickSink, EncodedBatch, FlushLabel } from './batcher'
 import { inThreadRecorder, type ClickRecorder, type RecorderOptions } from './recorder'
 import { clickhouseSink } from './clickhouse-sink'
+import { wireRow } from './click-wire'
+import { CLICK_SPOOL, tokenOf } from './segment'
 
 const secret = 'test-ip-hash-secret-0123456789abcdef'
 
@@ -26,7 +28,7 @@ async function record(recorder: ClickRecorder, clicks: ClickEvent[]) {
   await Promise.all(clicks.map((c) => recorder.record(c)))
 }
 
-const segmentsIn = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.log'))
+const segmentsIn = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(CLICK_SPOOL.suffix))
 
 /** A sink in front of real ClickHouse that can be made unreachable, or to lose its answers. */
 function flakySink(real: ClickSink) {
@@ -193,6 +195,23 @@ describe('click batcher', () => {
     await recorder.stop(1000)
     const result = await client.query({ query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     expect(await result.json()).toEqual([{ user_agent: 'curl/8', country: 'FR', device_type: '', is_bot: 0, utm_content: '' }])
+    expect(readdirSync(opts.spoolDir)).toEqual([])
+  })
+
+  test('a segment of wire rows left by the version before this format is shipped after the upgrade, under its own token', async () => {
+    const client = await testClickHouse()
+    const linkId = `link_${crypto.randomUUID()}`
+    const opts = options()
+    const rows = [{ ...click(linkId, 1), referrer: 'https://r.example/\tx', userAgent: 'UA\t9' }, click(linkId, 2)]
+    const payload = rows.map(wireRow).join('')
+    const file = join(opts.spoolDir, '000000000000001-000000-0123456789abcdef.log')
+    writeFileSync(file, `${payload.length}\n${payload}\n`)
+    const recorder = inThreadRecorder(clickhouseSink(client), opts)
+    await until(() => recorder.stats().spooledFiles === 0)
+    await recorder.stop(1000)
+    const result = await client.query({ query: 'SELECT click_id, referrer, user_agent FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id', query_params: { linkId }, format: 'JSONEachRow' })
+    expect(await result.json()).toEqual(rows.map((r) => ({ click_id: r.clickId, referrer: r.referrer, user_agent: r.userAgent })))
+    expect(tokenOf(file)).toBe('clk-000000000000001-000000-0123456789abcdef')
     expect(readdirSync(opts.spoolDir)).toEqual([])
   })
 

@@ -10,7 +10,8 @@
 import { readFileSync } from 'node:fs'
 import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
 import { SpoolShipper, type ShipperStats, type SpoolSink } from '../src/core/spool-shipper'
-import { CLICK_WORDS, FLUSH_LABELS, LEGACY_SUFFIX, readSegment, type FlushLabel, type Segment } from './segment'
+import { ClickBytesEncoder, RowOutput } from './click-bytes'
+import { CLICK_WORDS, FLUSH_LABELS, frameRanges, LEGACY_SUFFIX, readSegment, WIRE_SUFFIX, type FlushLabel, type Segment } from './segment'
 
 export type { FlushLabel } from './segment'
 
@@ -19,7 +20,7 @@ export type { FlushLabel } from './segment'
  * ENCODE_SLICE rows, so the insert streams them without one large write stalling the event loop.
  */
 export interface EncodedBatch {
-  chunks: string[]
+  chunks: Array<string | Uint8Array>
   rows: number
 }
 
@@ -63,11 +64,13 @@ export function upgradeRows(chunks: string[], columns: number): string[] {
 
 export class ClickBatcher {
   private readonly encoder: ClickEncoder
+  private readonly bytes: ClickBytesEncoder
   private readonly shipper: SpoolShipper<ClickEvent, EncodedBatch, FlushLabel>
   private replayedRows = 0
 
   constructor(sink: ClickSink, private readonly options: BatcherOptions) {
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
+    this.bytes = new ClickBytesEncoder(this.encoder)
     const { maxPendingRows: maxMemoryRows, retryDelayMs = 100, maxRetryDelayMs = 1000, log, trimmed } = options
     this.shipper = new SpoolShipper(sink, { load: (s) => this.load(s), labels: FLUSH_LABELS, maxMemoryRows, retryDelayMs, maxRetryDelayMs, log, words: CLICK_WORDS, trimmed })
   }
@@ -94,13 +97,50 @@ export class ClickBatcher {
   /** A segment as TabSeparated chunks; throws when its file cannot be read. */
   private async load(segment: Segment): Promise<{ batch: EncodedBatch; rows: number }> {
     if (segment.file.endsWith(LEGACY_SUFFIX)) return legacy(segment)
-    let events = segment.events
-    if (!events) {
-      events = readSegment(segment.file).events
-      segment.rows = events.length
-      this.replayedRows += events.length
+    let batch: EncodedBatch
+    if (segment.events) batch = { chunks: await this.encodeEvents(segment.events), rows: segment.events.length }
+    else {
+      batch = segment.file.endsWith(WIRE_SUFFIX) ? await this.encodeWireFile(segment.file) : await this.encodeFile(segment.file)
+      segment.rows = batch.rows
+      this.replayedRows += batch.rows
     }
-    return { batch: { chunks: await this.encodeEvents(events), rows: events.length }, rows: events.length }
+    return { batch, rows: batch.rows }
+  }
+
+  /**
+   * A segment read back from its file (the click worker's every segment; on the serving thread, after a
+   * restart or an outage), encoded from its bytes (click-bytes.ts) in slices of about ENCODE_SLICE rows
+   * between which the event loop runs. A frame that does not read (a crash cut it short) ends the segment
+   * there, as readSegment does.
+   */
+  private async encodeFile(file: string): Promise<EncodedBatch> {
+    await this.encoder.prepare(this.options.log)
+    const bytes = readFileSync(file)
+    const out = new RowOutput()
+    let rows = 0
+    let inSlice = 0
+    for (const [start, end] of frameRanges(bytes).ranges) {
+      let count: number
+      try {
+        count = this.bytes.encodeLines(bytes, start, end, out)
+      } catch {
+        break
+      }
+      rows += count
+      inSlice += count
+      if (inSlice >= ENCODE_SLICE) {
+        out.cut()
+        inSlice = 0
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+    return { chunks: out.take(), rows }
+  }
+
+  /** A segment of the version before (wire rows), through events. */
+  private async encodeWireFile(file: string): Promise<EncodedBatch> {
+    const { events } = readSegment(file)
+    return { chunks: await this.encodeEvents(events), rows: events.length }
   }
 
   private async encodeEvents(events: ClickEvent[]): Promise<string[]> {

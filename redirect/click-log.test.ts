@@ -1,4 +1,4 @@
-// The click log's own part: its format on disk (frames of wire rows) and reading it back after a crash.
+// The click log's own part: its format on disk (frames of escaped lines) and reading it back after a crash.
 // The mechanics it shares with the audit spool (group commit, sealing, the bound, write failures) are
 // tested beside them, in src/core/spool.test.ts.
 import { describe, expect, test } from 'bun:test'
@@ -8,8 +8,7 @@ import { join } from 'node:path'
 import type { ClickEvent } from '../src/core/clicks'
 import { ConfigError, parseConfig } from '../src/core/config'
 import { ClickLog, type ClickLogOptions } from './click-log'
-import { wireRow } from './click-wire'
-import { frame, readSegment, tokenOf, type Segment } from './segment'
+import { CLICK_SPOOL, clickLine, frame, readSegment, tokenOf, type Segment } from './segment'
 
 function click(n: number, extra: Partial<ClickEvent> = {}): ClickEvent {
   return { clickId: `c${n}`, linkId: 'link_1', domain: 'sho.rt', alias: 'abcd', at: 1_700_000_000_000 + n, referrer: '', userAgent: 'UA é中', ip: '10.0.0.1', country: '', url: 'https://dest.example/', ...extra }
@@ -27,7 +26,7 @@ function openLog(overrides: Partial<ClickLogOptions> = {}) {
   return { log, dir, sealed, lines, leftovers }
 }
 
-const segmentFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => join(dir, f))
+const segmentFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(CLICK_SPOOL.suffix)).map((f) => join(dir, f))
 
 describe('click log', () => {
   test('clicks of one event-loop turn share one write; the promise resolves once they are in the file', async () => {
@@ -39,7 +38,7 @@ describe('click log', () => {
     const [file] = segmentFiles(dir)
     const text = readFileSync(file!, 'utf8')
     expect(text.split('\n')[0]).toMatch(/^\d+$/) // one frame: one length line
-    expect(text).toBe(frame(Array.from({ length: 50 }, (_, i) => wireRow(click(i))).join('')))
+    expect(text).toBe(frame(Array.from({ length: 50 }, (_, i) => clickLine(click(i))).join('')))
     expect(readSegment(file!).events).toEqual(Array.from({ length: 50 }, (_, i) => click(i)))
     expect(log.snapshot().logged).toBe(50)
     log.close()
@@ -50,7 +49,7 @@ describe('click log', () => {
     await log.append(click(1))
     await log.append(click(2))
     const [file] = segmentFiles(dir)
-    const third = Buffer.from(frame(wireRow(click(3, { userAgent: '中中中' }))))
+    const third = Buffer.from(frame(clickLine(click(3, { userAgent: '中中中' }))))
     appendFileSync(file!, third.subarray(0, third.length - 2)) // the kill landed mid-write, inside a character
     expect(readSegment(file!)).toEqual({ events: [click(1), click(2)], torn: true })
     const again = openLog({ dir })
@@ -58,8 +57,21 @@ describe('click log', () => {
     expect(again.log.snapshot().spoolBytes).toBe(readFileSync(file!).length)
   })
 
+  test('values a client controls, tabs, newlines, backslashes and all, read back exactly', async () => {
+    const { log, dir } = openLog()
+    const hostile = [
+      click(1, { referrer: 'https://a/?x=\t1\n2\r\\N', userAgent: 'UA\t\t9\\t é中😀\0', ip: '::1', country: 'F\tR' }),
+      click(2, { referrer: '\\', userAgent: '', url: 'https://d.example/p?utm_source=a\tb#frag\n' }),
+    ]
+    await Promise.all(hostile.map((c) => log.append(c)))
+    const [file] = segmentFiles(dir)
+    expect(readFileSync(file!, 'utf8').split('\n')).toHaveLength(5) // length, two lines, terminator, end
+    expect(readSegment(file!)).toEqual({ events: hostile, torn: false })
+    log.close()
+  })
+
   test('its bound is told in its own names: CLICK_SPOOL_MAX_BYTES, clicks.dropped, redirects go on', async () => {
-    const { log, lines } = openLog({ maxBytes: frame(wireRow(click(0))).length })
+    const { log, lines } = openLog({ maxBytes: Buffer.byteLength(frame(clickLine(click(0)))) })
     await log.append(click(0))
     expect(log.append(click(1))).toBeUndefined()
     expect(lines.join('\n')).toContain('over 80 % of CLICK_SPOOL_MAX_BYTES')

@@ -1,5 +1,5 @@
-// How the serving thread hands clicks to the click worker: one string per click, appended to a chunk
-// that is posted every few milliseconds (one string crosses threads far more cheaply than many objects).
+// The rows of the click log's previous format (segments ending in `.log`, see segment.ts): still read
+// so that a spool left by that version is shipped after an upgrade, and written only by tests of that.
 // Trusted fields (ours, or validated) are tab-separated; the four a client controls, and the
 // destination URL, travel length-prefixed, so no character in them can break the framing and nothing
 // needs escaping here.

@@ -186,7 +186,7 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
   if (alias === 'health' && deps.health && visit.domain === deps.shortDomain) return deps.health()
   const key = visit.keyPrefix + alias
   visit.now = deps.now?.() ?? Date.now()
-  const cached = deps.resolver.peek(key, visit.now)
+  const cached = deps.resolver.peek(key, visit.now, visit.domain, alias)
   if (cached !== undefined) return respond(cached, visit)
   return deps.resolver.load(key, visit.domain, alias).then((link) => respond(link, visit), unavailablePage)
 }

@@ -1,6 +1,12 @@
-// L1 → shared cache → API. The L1 is a small bounded map whose entries live a few seconds at most, so a missed
+// L1 → shared cache → API. The L1 is a small bounded map whose entries live a few seconds, so a missed
 // invalidation heals by itself; it is cleared whenever the invalidation subscription reconnects.
 // Concurrent misses for one key share one load; "not found" is remembered briefly.
+//
+// An entry past its time is still answered from for one more lifetime while one load refreshes it in the
+// background (stale-while-revalidate): a popular link never makes a request wait for Redis, and the
+// entries loaded together (after a start, a reconnect) do not expire into one burst of waiting requests.
+// What an invalidation removes is gone at once: only a missed invalidation is served for longer, up to
+// twice the lifetime plus the time of one load.
 import { TtlCache } from '../src/core/ttl-cache'
 import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../src/core/link-cache'
 import type { Resolve } from './internal-api'
@@ -14,6 +20,8 @@ export interface ResolverOptions {
 
 export interface ResolverCounters {
   l1Hits: number
+  /** L1 answers past their time, each refreshed in the background (counted in l1Hits too). */
+  staleHits: number
   cacheHits: number
   cacheErrors: number
   resolves: number
@@ -27,7 +35,7 @@ export class LinkResolver {
   /** Bumped by every invalidation: a load that started before one must not fill the L1 with what it read. */
   private generation = 0
   private unsubscribe: (() => Promise<void>) | null = null
-  readonly counters: ResolverCounters = { l1Hits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
+  readonly counters: ResolverCounters = { l1Hits: 0, staleHits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
 
   constructor(
     private readonly source: LinkSource,
@@ -50,11 +58,24 @@ export class LinkResolver {
     await this.unsubscribe?.()
   }
 
-  /** The L1 answer, synchronously: a link, null for a remembered "not found", undefined for unknown. */
-  peek(key: string, now: number): CachedLink | null | undefined {
-    const hit = this.l1.get(key, now)
-    if (hit !== undefined) this.counters.l1Hits++
-    return hit
+  /**
+   * The L1 answer, synchronously: a link, null for a remembered "not found", undefined for unknown. An
+   * answer past its time (within one more lifetime) is still given, and reloaded in the background.
+   */
+  peek(key: string, now: number, domain: string, alias: string): CachedLink | null | undefined {
+    const entry = this.l1.entry(key)
+    if (entry === undefined) return undefined
+    if (entry.expiresAt <= now) {
+      const ttl = entry.value ? this.options.l1TtlMs : this.options.negativeTtlMs
+      if (entry.expiresAt + ttl <= now) {
+        this.l1.delete(key)
+        return undefined
+      }
+      this.counters.staleHits++
+      if (!this.inflight.has(key)) this.load(key, domain, alias).catch(() => {}) // the next request tries again
+    }
+    this.counters.l1Hits++
+    return entry.value
   }
 
   /** Loads past the L1. Rejects only when neither the cache nor the API can answer. */

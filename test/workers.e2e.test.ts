@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { clickLoad, expectEachAnsweredClickOnce } from './support/click-load'
 import { clickRowsOf } from './support/click-rows'
 import { eventually, redisServerBinary, shorten, startStack } from './support/stack'
+import { CLICK_SPOOL } from '../redirect/segment'
 
 const CLIENTS = 16
 
@@ -20,7 +21,7 @@ const childrenOf = (pid: number) =>
 const workerIndexOf = (pid: number) => /(?:^|\0)REDIRECT_WORKER_INDEX=(\d+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))![1]
 
 const segmentsOf = (spool: string) =>
-  existsSync(spool) ? readdirSync(spool).filter((d) => d.startsWith('worker-')).flatMap((d) => readdirSync(join(spool, d)).filter((f) => f.endsWith('.log')).map((f) => `${d}/${f}`)) : []
+  existsSync(spool) ? readdirSync(spool).filter((d) => d.startsWith('worker-')).flatMap((d) => readdirSync(join(spool, d)).filter((f) => f.endsWith(CLICK_SPOOL.suffix)).map((f) => `${d}/${f}`)) : []
 
 describe('REDIRECT_WORKERS=2', () => {
   // startStack runs its own redis-server; .ci/run installs it, so both CI passes run this.

@@ -45,6 +45,8 @@ const MAX_USER_AGENT = 512
 const IP_MEMO_SIZE = 50_000
 /** User agents (and their keys) whose classification is remembered: real traffic has a few thousand. */
 const UA_MEMO_SIZE = 20_000
+/** Distinct referrers whose text and host are remembered (search engines and social sites repeat). */
+const REFERRER_MEMO_SIZE = 20_000
 /** Distinct destinations whose UTM snapshot is remembered (a link's clicks share one). */
 const UTM_MEMO_SIZE = 10_000
 
@@ -61,20 +63,34 @@ export function tsvField(value: string): string {
   return TSV_SPECIAL.test(value) ? value.replace(/[\\\t\n\r\0]/g, (c) => TSV_ESCAPES[c]!) : value
 }
 
+/** A referrer as stored: its text (bounded, escaped) and its host, both memoised per referrer. */
+export interface StoredReferrer { text: string; host: string }
+
+/** A user agent as stored: its text (bounded, escaped) and device_type … bot_reason. */
+export interface StoredUserAgent { text: string; columns: string }
+
 /**
- * Encodes click events as TabSeparated rows. Keyed hashing of IPs is memoised (the same client clicks
- * many times) and so is the timestamp text of the last millisecond.
+ * Encodes click events as TabSeparated rows. Whatever repeats is computed once and memoised: the keyed
+ * hash and country of an IP, the columns of a user agent, the host of a referrer, the UTM snapshot of a
+ * destination, the timestamp text of the last millisecond. `row` takes the fields as strings, so a reader
+ * of the click log (redirect/click-wire.ts) encodes without building an event object per click.
  */
 export class ClickEncoder {
   private lastAt = -1
   private lastTimestamp = ''
-  private readonly userAgents = new Map<string, string>()
+  private readonly userAgents = new Map<string, StoredUserAgent>()
+  /** device_type … bot_reason by userAgentKey: a new browser version costs no parse. */
+  private readonly userAgentKinds = new Map<string, string>()
+  private readonly referrers = new Memo<StoredReferrer>(REFERRER_MEMO_SIZE, storedReferrer)
   private readonly utms = new Memo<string>(UTM_MEMO_SIZE, (url) => utmColumns(utmSnapshot(url)))
-
+  /** `ip_hash<TAB>country` of an IP whose click brought no country header. */
+  private readonly places: Memo<string>
   private readonly ipHasher: IpHasher
 
   constructor(ipHashSecret: string, private readonly options: { geoByIp?: boolean } = {}) {
     this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
+    const geo = options.geoByIp !== false
+    this.places = new Memo(IP_MEMO_SIZE, (ip) => `${this.ipHasher.hash(ip)}\t${geo ? countryOfIp(ip) : ''}`)
   }
 
   /** Loads what encoding needs once per thread (the IP-to-country table); resolves, never rejects. */
@@ -92,29 +108,73 @@ export class ClickEncoder {
    * under its userAgentKey (so a new browser version costs no parse either).
    */
   userAgentColumns(userAgent: string): string {
-    let columns = this.userAgents.get(userAgent)
-    if (columns !== undefined) return columns
-    const key = userAgentKey(userAgent)
-    columns = this.userAgents.get(key) ?? userAgentColumns(classifyUserAgent(userAgent))
-    if (this.userAgents.size >= UA_MEMO_SIZE) this.userAgents.clear()
-    this.userAgents.set(key, columns)
-    this.userAgents.set(userAgent, columns)
-    return columns
+    return this.userAgent(userAgent.slice(0, MAX_USER_AGENT)).columns
   }
 
   /** One row, ending in a newline, columns in CLICK_COLUMNS order. */
   encode(event: ClickEvent): string {
-    if (event.at !== this.lastAt) {
-      this.lastAt = event.at
-      this.lastTimestamp = clickTimestamp(event.at)
-    }
-    const country = event.country.length === 2 && /^[A-Za-z]{2}$/.test(event.country)
-      ? event.country.toUpperCase()
-      : this.options.geoByIp === false ? '' : countryOfIp(event.ip)
-    const referrer = event.referrer.slice(0, MAX_REFERRER)
-    const userAgent = event.userAgent.slice(0, MAX_USER_AGENT)
-    return `${tsvField(event.clickId)}\t${tsvField(event.linkId)}\t${tsvField(event.domain)}\t${tsvField(event.alias)}\t${this.lastTimestamp}\t${tsvField(referrer)}\t${tsvField(userAgent)}\t${this.hashIp(event.ip)}\t${country}\t${this.userAgentColumns(userAgent)}\t${referrerHost(referrer)}\t${this.utms.get(event.url ?? '')}\n`
+    const { clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url } = event
+    return this.row(clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url ?? '')
   }
+
+  /** The row of one click given field by field (ClickEvent's fields, in its order). */
+  row(clickId: string, linkId: string, domain: string, alias: string, at: number, referrer: string, userAgent: string, ip: string, country: string, url: string): string {
+    const from = this.referrer(referrer)
+    const agent = this.userAgent(userAgent)
+    return `${tsvField(clickId)}\t${tsvField(linkId)}\t${tsvField(domain)}\t${tsvField(alias)}\t${this.timestamp(at)}\t${from.text}\t${agent.text}\t${this.place(ip, country)}\t${agent.columns}\t${from.host}\t${this.utm(url)}\n`
+  }
+
+  // The parts of a row, each memoised: a reader that assembles rows itself (redirect/click-bytes.ts) uses
+  // them as they are. Values are escaped for TabSeparated where a client controls them.
+
+  /** The timestamp column of a click at `at` (unix ms). */
+  timestamp(at: number): string {
+    if (at !== this.lastAt) {
+      this.lastAt = at
+      this.lastTimestamp = clickTimestamp(at)
+    }
+    return this.lastTimestamp
+  }
+
+  /** referrer (bounded, escaped) and referrer_host. */
+  referrer(referrer: string): StoredReferrer {
+    return this.referrers.get(referrer)
+  }
+
+  /** `ip_hash<TAB>country`: a country header (a CDN's) wins when it holds a code, else the IP's country. */
+  place(ip: string, country: string): string {
+    if (country === '') return this.places.get(ip)
+    if (country.length === 2 && /^[A-Za-z]{2}$/.test(country)) return `${this.ipHasher.hash(ip)}\t${country.toUpperCase()}`
+    return this.places.get(ip)
+  }
+
+  /** utm_source … utm_content of a destination, as it is now. */
+  utm(url: string): string {
+    return this.utms.get(url)
+  }
+
+  /** user_agent (bounded, escaped) and device_type … bot_reason. */
+  userAgent(userAgent: string): StoredUserAgent {
+    let stored = this.userAgents.get(userAgent)
+    if (stored !== undefined) return stored
+    const cut = userAgent.slice(0, MAX_USER_AGENT)
+    const key = userAgentKey(cut)
+    let columns = this.userAgentKinds.get(key)
+    if (columns === undefined) {
+      columns = userAgentColumns(classifyUserAgent(cut))
+      if (this.userAgentKinds.size >= UA_MEMO_SIZE) this.userAgentKinds.clear()
+      this.userAgentKinds.set(key, columns)
+    }
+    stored = { text: tsvField(cut), columns }
+    if (this.userAgents.size >= UA_MEMO_SIZE) this.userAgents.clear()
+    this.userAgents.set(userAgent, stored)
+    return stored
+  }
+}
+
+function storedReferrer(referrer: string): StoredReferrer {
+  const cut = referrer.slice(0, MAX_REFERRER)
+  return { text: tsvField(cut), host: referrerHost(cut) }
 }
 
 /** device_type … bot_reason, tab-separated and escaped, as one memoised string. */

@@ -17,8 +17,8 @@ export type FlushLabel = 'size' | 'interval' | 'flush' | 'shutdown' | 'replay'
 export interface SpoolKind {
   suffix: string
   tokenPrefix: string
-  /** Files an older version wrote in another format, replayed with the rest (their reader tells them apart). */
-  legacySuffix?: string
+  /** Files older versions wrote in other formats, replayed with the rest (their reader tells them apart). */
+  legacySuffixes?: readonly string[]
 }
 
 export interface Segment<T = never> {
@@ -43,8 +43,10 @@ export function newSegmentFile(dir: string, kind: SpoolKind): string {
   return join(dir, `${Date.now().toString().padStart(15, '0')}-${(sequence++).toString().padStart(6, '0')}-${random}${kind.suffix}`)
 }
 
+/** A segment's dedup token: its name without its ending (the one of its format, legacy ones included). */
 export function tokenOf(file: string, kind: SpoolKind): string {
-  return `${kind.tokenPrefix}${basename(file, kind.suffix)}`
+  const suffix = [kind.suffix, ...(kind.legacySuffixes ?? [])].find((s) => file.endsWith(s)) ?? kind.suffix
+  return `${kind.tokenPrefix}${basename(file, suffix)}`
 }
 
 /**
@@ -54,7 +56,7 @@ export function tokenOf(file: string, kind: SpoolKind): string {
 export function leftoverSegments(dir: string, kind: SpoolKind): Array<Segment<never>> {
   const names = readdirSync(dir).sort()
   for (const stale of names.filter((n) => n.endsWith('.tmp'))) rmSync(join(dir, stale), { force: true })
-  const replayed = (n: string) => n.endsWith(kind.suffix) || (kind.legacySuffix !== undefined && n.endsWith(kind.legacySuffix))
+  const replayed = (n: string) => n.endsWith(kind.suffix) || (kind.legacySuffixes ?? []).some((s) => n.endsWith(s))
   return names.filter(replayed).map((n) => {
     const file = join(dir, n)
     return { file, token: tokenOf(file, kind), label: 'replay' as const, rows: -1, bytes: statSync(file).size, seq: -1 }

@@ -17,6 +17,11 @@ export class TtlCache<V> {
     return entry.value
   }
 
+  /** The entry as stored, expired or not (nothing is deleted): for a reader that serves it stale. */
+  entry(key: string): { readonly value: V; readonly expiresAt: number } | undefined {
+    return this.entries.get(key)
+  }
+
   set(key: string, value: V, ttlMs: number, now: number): void {
     this.entries.delete(key)
     this.entries.set(key, { value, expiresAt: now + ttlMs })

@@ -15,11 +15,12 @@ import { clickRowsOf } from '../support/click-rows'
 import { clickLoad, expectEachAnsweredClickOnce, type LoadResult } from '../support/click-load'
 import { freePort, startEntry, type Child } from '../support/processes'
 import { eventually, redisServerBinary, shorten, startStack } from '../support/stack'
+import { CLICK_SPOOL } from '../../redirect/segment'
 
 const CLIENTS = 16
 const LOAD_MS = 1500
 
-const segmentsIn = (dataDir: string) => readdirSync(join(dataDir, 'click-spool')).filter((f) => f.endsWith('.log'))
+const segmentsIn = (dataDir: string) => readdirSync(join(dataDir, 'click-spool')).filter((f) => f.endsWith(CLICK_SPOOL.suffix))
 
 /** Loads `url`, kills `victim` with SIGKILL mid-run, and returns what the clients saw. */
 async function killUnderLoad(url: string, victim: Child): Promise<LoadResult> {
