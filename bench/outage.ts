@@ -4,14 +4,13 @@
 // redis-server of this run's own on a free port, so that it can be stopped without touching the shared one.
 //
 //   bun bench/outage.ts [--outage 30s] [--rate 2000] [--links 100] [--connections 16]
-//                       [--redis-rate 200] [--redis-load 15s] [--max-pending N] [--timeout 360s]
+//                       [--redis-rate 200] [--redis-load 15s] [--timeout 360s]
 //
 // 1. ClickHouse outage under load: a paced wrk load (--rate requests/s over the seeded aliases) runs
 //    5 s, then through the outage (the stand-in is stopped with SIGTERM at its start), then 15 s more
 //    (the stand-in starts again on the same port and data directory at its start). Clicks in ClickHouse
 //    (count and distinct click ids) are then polled until they equal the redirector's own served
-//    counter (/health clicks.pushed), at most 60 s. --max-pending sets CLICK_MAX_PENDING (default: the
-//    service's 200,000 rows), so with a smaller value waiting batches are read back from the spool on disk.
+//    counter (/health clicks.pushed), at most 60 s; the waiting segments are read back from the spool.
 // 2. Redis outage: half of a fresh set of links is warmed (Redis and L1), that Redis is stopped, and every
 //    link is requested round robin at --redis-rate for --redis-load; then Redis starts again (empty) and
 //    every link must still redirect, and the redirector must read Redis again.
@@ -46,7 +45,6 @@ interface Options {
   connections: number
   redisRate: number
   redisLoadS: number
-  maxPending: number | undefined
   timeoutMs: number
 }
 
@@ -68,7 +66,6 @@ function parseOptions(args: string[]): Options {
     connections: int('--connections', 16),
     redisRate: int('--redis-rate', 200),
     redisLoadS,
-    maxPending: args.includes('--max-pending') ? int('--max-pending', 200_000) : undefined,
     timeoutMs: args.includes('--timeout') ? durationMs(value('--timeout', '360s')) : needed,
   }
 }
@@ -190,7 +187,7 @@ async function main() {
 
   const { api, redirector, shortDomain, redirectUrl } = await startApiAndRedirector({
     cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdbUrl, apiPort, redirectPort,
-    env: options.maxPending !== undefined ? { CLICK_MAX_PENDING: String(options.maxPending) } : {},
+    env: {},
   })
 
   const database = await openDatabase({ databaseUrl, dataDir: workDir })
@@ -228,7 +225,7 @@ async function main() {
   const summary = {
     at: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
-    options: { ...options, maxPending: options.maxPending ?? 'default (200000)', leadS: LEAD_S, tailS: TAIL_S },
+    options: { ...options, leadS: LEAD_S, tailS: TAIL_S },
     ok: problems.length === 0,
     problems,
     clickhouseOutage: clickhouse.result,

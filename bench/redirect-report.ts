@@ -20,6 +20,7 @@ export const SERVERS = {
   floor: { label: 'capture floor', process: 'floor' },
   redirector: { label: 'redirector (warm cache)', process: 'redirect' },
   reference: { label: 'reference redirector', process: 'reference' },
+  embedded: { label: 'embedded default (1 link)', process: 'embedded' },
 } satisfies Record<string, Server>
 
 /** CPU µs of one process per response wrk read (a server's: all its threads, e.g. the click worker). */
@@ -112,7 +113,7 @@ export function printSummary(s: {
   wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
   links: number
   servers: Record<string, ServerSummary>
-  ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number } }
+  ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number }; embedded?: { toBare: number; toFloor: number } }
   paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
   clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
   verdicts: Verdict[]
@@ -128,7 +129,8 @@ export function printSummary(s: {
       (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
     ...serverTable(servers),
     `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
-      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : ''),
+      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
+      (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
     `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
     'CPU of the other processes (medians over each server\'s runs):',
     ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),

@@ -35,6 +35,14 @@ describe('redirectVerdicts', () => {
     expect(missed({ servedConsistent: false })).toEqual([clicks])
   })
 
+  test('the embedded default, when measured: 0.75 of the floor and p99 under 10 ms at full load', () => {
+    const embedded = (e: { rps: number; p99Ms: number }) => missed({ embedded: e })
+    expect(redirectVerdicts({ ...passing, embedded: { rps: 75_000, p99Ms: 9.99 } })).toHaveLength(6)
+    expect(embedded({ rps: 75_000, p99Ms: 9.99 })).toEqual([])
+    expect(embedded({ rps: 74_999, p99Ms: 5 })).toEqual([`embedded default / capture floor >= ${REDIRECT_TARGETS.embeddedFloorRatio}`])
+    expect(embedded({ rps: 90_000, p99Ms: 10 })).toEqual([`embedded default p99 < ${REDIRECT_TARGETS.embeddedP99Ms} ms under full load`])
+  })
+
   test('a non-redirect response anywhere is a miss', () => {
     expect(missed({ non3xx: 1 })).toEqual(['every response a redirect'])
   })

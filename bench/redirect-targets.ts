@@ -8,6 +8,10 @@ export const REDIRECT_TARGETS = {
   pacedP99Ms: 3,
   /** Clicks recorded in ClickHouse equal redirects served, at most this long after the load stops. */
   clicksWithinMs: 2_000,
+  /** The embedded default (one process, chDB inside) on a warm link: its requests/s over the floor's. */
+  embeddedFloorRatio: 0.75,
+  /** …and its p99 under full load. */
+  embeddedP99Ms: 10,
 } as const
 
 export interface RedirectMeasurements {
@@ -20,6 +24,8 @@ export interface RedirectMeasurements {
   servedConsistent: boolean
   /** Responses that were not a 3xx, over every run of every server (a fast 404 is no redirect). */
   non3xx: number
+  /** The embedded default's median requests/s and p99 at full load, when it was measured. */
+  embedded?: { rps: number; p99Ms: number }
 }
 
 export interface Verdict { target: string; measured: string; met: boolean }
@@ -36,6 +42,15 @@ export function redirectVerdicts(m: RedirectMeasurements, targets = REDIRECT_TAR
       met: clicksMet,
     },
     { target: 'every response a redirect', measured: `${m.non3xx} non-3xx`, met: m.non3xx === 0 },
+    ...(m.embedded ? embeddedVerdicts(m.embedded, m.floorRps, targets) : []),
+  ]
+}
+
+function embeddedVerdicts(embedded: { rps: number; p99Ms: number }, floorRps: number, targets: typeof REDIRECT_TARGETS): Verdict[] {
+  const ratio = floorRps > 0 ? embedded.rps / floorRps : 0
+  return [
+    { target: `embedded default / capture floor >= ${targets.embeddedFloorRatio}`, measured: ratio.toFixed(3), met: ratio >= targets.embeddedFloorRatio },
+    { target: `embedded default p99 < ${targets.embeddedP99Ms} ms under full load`, measured: `${embedded.p99Ms.toFixed(2)} ms`, met: embedded.p99Ms < targets.embeddedP99Ms },
   ]
 }
 

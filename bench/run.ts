@@ -1,9 +1,10 @@
 // The local redirect benchmark, for machines without k6 (wrk from Debian instead), all on loopback:
 // Postgres + Redis (scripts/services.sh), ClickHouse as chDB behind test/support/chdb-http.ts, the API
 // and the redirector as their own processes. It seeds links, warms the cache, then measures in one run,
-// alternately with the same wrk settings and aliases, three servers: the bare Bun.serve 302
+// alternately with the same wrk settings and aliases, four servers: the bare Bun.serve 302
 // (bench/baseline.ts, the ceiling), the capture floor (bench/capture-floor.ts: the least a
-// click-recording redirect does) and the redirector (warm cache, click capture and enrichment on). It
+// click-recording redirect does), the redirector (warm cache, click capture and enrichment on) and the
+// embedded default (src/main.ts with nothing configured, one warm guest link, chDB inside). It
 // reports requests/s, p50/p99 and CPU per request of each server process, the redirector's ratios to
 // both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
@@ -94,7 +95,7 @@ async function main() {
   if (options.pin) lowerPriority(chdb.pid)
   log(`ClickHouse (chDB shim) at ${chdb.url}`)
 
-  const [apiPort, redirectPort, baselinePort, floorPort, referencePort] = freePorts(5) as [number, number, number, number, number]
+  const [apiPort, redirectPort, baselinePort, floorPort, referencePort, embeddedPort] = freePorts(6) as [number, number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
     cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort,
@@ -141,6 +142,8 @@ async function main() {
   const floorUrl = `http://127.0.0.1:${floorPort}`
   await waitFor(floor, `${floorUrl}/${seeded.aliases[0]}`, 20_000, 302)
 
+  const embedded = await startEmbedded(embeddedPort)
+
   cleanup.push('wrk', async () => killRunningWrk())
   const script = writeWrkScript(join(workDir, 'redirect.lua'), { aliases: seeded.aliases })
   const wrkLog = join(workDir, 'wrk.log')
@@ -148,6 +151,7 @@ async function main() {
   // under test could not have.
   const pids: Record<string, number> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
   if (reference) pids.reference = reference.child.proc.pid
+  pids.embedded = embedded.child.proc.pid
   // With `settle`, the CPU charged to the run's requests runs to the end of the pause after it.
   const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = [], settle?: () => Promise<void>): Promise<Run> => {
     const { result, cores, cpuSeconds } = await withCpu(pids, () =>
@@ -162,7 +166,7 @@ async function main() {
   }
 
   // Each round runs every server once, in the same order, with a pause after each run.
-  const measured: Array<{ server: Server; url: string; headers: string[]; runs: Run[] }> = [
+  const measured: Array<{ server: Server; url: string; headers: string[]; runs: Run[]; script?: string }> = [
     { server: SERVERS.bare, url: baselineUrl, headers: [], runs: [] },
     { server: SERVERS.floor, url: floorUrl, headers: [], runs: [] },
     { server: SERVERS.redirector, url: redirectUrl, headers: [], runs: [] },
@@ -170,14 +174,17 @@ async function main() {
   // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take the
   // same default-domain path: by its own port it would be matched as an IP host, a little dearer.
   if (reference) measured.push({ server: SERVERS.reference, url: reference.url, headers: [`Host: ${shortDomain}`], runs: [] })
+  const embeddedScript = writeWrkScript(join(workDir, 'embedded.lua'), { aliases: [embedded.alias] })
+  measured.push({ server: SERVERS.embedded, url: embedded.url, headers: [], runs: [], script: embeddedScript })
   await Bun.sleep(SETTLE_MS) // the warm-ups' clicks (and the reference's start) out of the first run
   for (let round = 1; round <= options.rounds; round++) {
     for (const m of measured) {
-      m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, script, options.duration, m.headers, () => Bun.sleep(SETTLE_MS)))
+      m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, m.script ?? script, options.duration, m.headers, () => Bun.sleep(SETTLE_MS)))
       log(`${m.server.label} #${round}: ${describe(m.runs.at(-1)!)}`)
     }
   }
-  const [bareRuns, floorRuns, redirectRuns, referenceRuns] = measured.map((m) => m.runs) as [Run[], Run[], Run[], Run[] | undefined]
+  const runsOf = (server: Server) => measured.find((m) => m.server === server)?.runs
+  const [bareRuns, floorRuns, redirectRuns, referenceRuns, embeddedRuns] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.reference, SERVERS.embedded].map(runsOf) as [Run[], Run[], Run[], Run[] | undefined, Run[]]
 
   // Paced at half the redirector's rate: each connection pauses between requests. A pause of
   // connections/rate alone undershoots (the response time and wrk's millisecond timers add to each
@@ -196,26 +203,29 @@ async function main() {
   const { health, ...clicks } = await checkClicks(chdb.url, seeded.idPrefix, sources)
 
   const servers = measured.map((m) => summarise(m.runs, m.server))
-  const [bare, floorSummary, redirectorSummary] = servers as [ServerSummary, ServerSummary, ServerSummary]
-  const referenceSummary = servers[3]
+  const summaryOf = (server: Server) => servers.find((s) => s.label === server.label)
+  const [bare, floorSummary, redirectorSummary, embeddedSummary] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.embedded].map(summaryOf) as [ServerSummary, ServerSummary, ServerSummary, ServerSummary]
+  const referenceSummary = summaryOf(SERVERS.reference)
   const verdicts = redirectVerdicts({
     redirectorRps: redirectorSummary.rps,
     floorRps: floorSummary.rps,
     pacedP99Ms: paced.latency.p99 / 1000,
     clicksEqualAfterMs: clicks.equalAfterMs,
     servedConsistent: clicks.servedConsistent,
-    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, ...(referenceRuns ?? [])].reduce((sum, r) => sum + r.non3xx, 0),
+    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, ...(referenceRuns ?? []), ...embeddedRuns].reduce((sum, r) => sum + r.non3xx, 0),
+    embedded: { rps: embeddedSummary.rps, p99Ms: embeddedSummary.p99Ms },
   })
   const summary = {
     at: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
     wrk: { threads: options.threads, connections: options.connections, duration: options.duration, rounds: options.rounds, pinned: options.pin },
     links: options.links,
-    servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}) },
+    servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}), embedded: embeddedSummary },
     ratios: {
       redirector: ratios(redirectorSummary, bare, floorSummary),
       floorToBare: floorSummary.rps / bare.rps,
       ...(referenceSummary ? { reference: ratios(referenceSummary, bare, floorSummary) } : {}),
+      embedded: ratios(embeddedSummary, bare, floorSummary),
     },
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     clicks,
@@ -239,6 +249,43 @@ function describe(r: Run): string {
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
   const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
   return `${Math.round(r.rps)} req/s, p50 ${(r.latency.p50 / 1000).toFixed(2)} ms, p99 ${(r.latency.p99 / 1000).toFixed(2)} ms, ${r.requests} responses, non-3xx ${r.non3xx}${errors ? `, errors: ${errors}` : ''}; cores: ${cores}`
+}
+
+/**
+ * The embedded default as `bun run start` runs it (src/main.ts: PGlite, chDB and the in-process cache
+ * under a fresh DATA_DIR, nothing else configured but its port and SHORT_DOMAIN, the address wrk asks),
+ * with one guest link made through its API and warmed (one GET, a click, and one HEAD). With --pin its
+ * serving thread has CPU 1 to itself and its other threads (the click worker, chDB's) go to CPU 0 with
+ * wrk: what the one-process product must show is that the thread answering requests carries no
+ * database and no enrichment; its CPU per request still counts every thread.
+ */
+async function startEmbedded(port: number) {
+  const shortDomain = `127.0.0.1:${port}`
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded') }
+  const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'src/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
+  cleanup.push('embedded default', () => child.stop())
+  const url = `http://${shortDomain}`
+  await waitFor(child, `${url}/health`, 120_000)
+  const guest = (await (await fetch(`${url}/api/v1/guest/token`, { method: 'POST' })).json()) as { data?: { guest_token?: string } }
+  const created = await fetch(`${url}/api/v1/shorten`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${guest.data?.guest_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'https://example.com/embedded-bench' }),
+  })
+  const link = (await created.json()) as { data?: { alias?: string } }
+  const alias = link.data?.alias
+  if (created.status !== 200 || !alias) throw new Error(`embedded default: shorten answered ${created.status} ${JSON.stringify(link)}`)
+  for (const method of ['GET', 'HEAD'] as const) {
+    const warm = await warmCache(url, [alias], method)
+    if (warm.redirects !== 1) throw new Error(`embedded default: warm-up ${method} of ${alias} did not redirect: ${JSON.stringify(warm.failures)}`)
+  }
+  // Every thread exists by now (chDB's pool, the click worker): the others to CPU 0, then the serving one.
+  if (options.pin) {
+    for (const tid of readdirSync(`/proc/${child.proc.pid}/task`)) await sh(['taskset', '-pc', '0', tid], 10_000)
+    await sh(['taskset', '-pc', '1', String(child.proc.pid)], 10_000)
+  }
+  log(`embedded default on :${port} (DATA_DIR ${env.DATA_DIR}), link ${alias} warmed`)
+  return { child, url, alias }
 }
 
 /**

@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import type { ClickEvent } from '../src/core/clicks'
 import { countClicks, testClickHouse } from '../test/support/clickhouse'
 import type { ClickSink, EncodedBatch, FlushLabel } from './batcher'
-import { inThreadRecorder, type ClickRecorder, type RecorderOptions } from './recorder'
-import { clickhouseSink } from './clickhouse-sink'
+import { workerRecorder, type ClickRecorder, type RecorderOptions } from './recorder'
+import { rawInsertOf } from '../src/adapters/clickhouse'
+import { clickhouseSink, rawClickSink } from './clickhouse-sink'
 import { wireRow } from './click-wire'
 import { CLICK_SPOOL, tokenOf } from './segment'
 
@@ -18,7 +19,7 @@ function click(linkId: string, n: number): ClickEvent {
 
 function options(overrides: Partial<RecorderOptions> = {}): RecorderOptions {
   return {
-    batchSize: 100, flushIntervalMs: 50, maxPendingRows: 1000, ipHashSecret: secret, maxSpoolBytes: 64 * 1024 * 1024, fsync: false,
+    batchSize: 100, flushIntervalMs: 50, ipHashSecret: secret, maxSpoolBytes: 64 * 1024 * 1024, fsync: false,
     spoolDir: mkdtempSync(join(tmpdir(), 'spool-')), retryDelayMs: 10, maxRetryDelayMs: 50, ...overrides,
   }
 }
@@ -26,6 +27,14 @@ function options(overrides: Partial<RecorderOptions> = {}): RecorderOptions {
 /** Records the clicks and waits until they are on disk, as the handler does before answering. */
 async function record(recorder: ClickRecorder, clicks: ClickEvent[]) {
   await Promise.all(clicks.map((c) => recorder.record(c)))
+}
+
+/**
+ * Until the worker reports `rows` clicks written and nothing waiting (its counters reach this thread every
+ * 250 ms; a fresh worker first loads the IP-to-country table, which takes a while under a busy suite).
+ */
+async function shipped(recorder: ClickRecorder, rows: number) {
+  await until(() => recorder.stats().written >= rows && recorder.stats().spooledFiles === 0, 20_000)
 }
 
 const segmentsIn = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(CLICK_SPOOL.suffix))
@@ -59,7 +68,7 @@ describe('click batcher', () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
-    const recorder = inThreadRecorder(sink, options({ batchSize: 10, flushIntervalMs: 100 }))
+    const recorder = await workerRecorder({ sink }, options({ batchSize: 10, flushIntervalMs: 100 }))
     for (let i = 0; i < 25; i += 5) await record(recorder, Array.from({ length: 5 }, (_, k) => click(linkId, i + k)))
     await until(async () => (await countClicks(client, linkId)) === 25)
     expect(state.labels.filter((l) => l === 'size').length).toBe(2)
@@ -72,7 +81,7 @@ describe('click batcher', () => {
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.loseAnswers = 2
-    const recorder = inThreadRecorder(sink, options({ batchSize: 50 }))
+    const recorder = await workerRecorder({ sink }, options({ batchSize: 50 }))
     await record(recorder, Array.from({ length: 50 }, (_, i) => click(linkId, i)))
     await until(() => recorder.stats().batchesWritten === 1)
     expect(state.tokens.length).toBe(3)
@@ -81,15 +90,16 @@ describe('click batcher', () => {
     await recorder.stop(1000)
   })
 
-  test('while ClickHouse is down segments wait on disk (beyond the memory budget read back) and all arrive once it is back', async () => {
+  test('while ClickHouse is down segments wait on disk and all arrive, read back from their files, once it is back', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.down = true
-    const opts = options({ batchSize: 20, maxPendingRows: 40 })
-    const recorder = inThreadRecorder(sink, opts)
+    const opts = options({ batchSize: 20 })
+    const recorder = await workerRecorder({ sink }, opts)
     for (let i = 0; i < 200; i += 20) await record(recorder, Array.from({ length: 20 }, (_, k) => click(linkId, i + k)))
-    await Bun.sleep(100)
+    // The worker's counters reach this thread every 250 ms.
+    await until(() => recorder.stats().spooledFiles === 10 && recorder.stats().failedAttempts > 0)
     const waiting = recorder.stats()
     expect(waiting.written).toBe(0)
     expect(waiting.spooledFiles).toBe(10)
@@ -98,11 +108,30 @@ describe('click batcher', () => {
     state.down = false
     await until(async () => (await countClicks(client, linkId)) === 200)
     await until(() => recorder.stats().spooledFiles === 0)
-    expect(recorder.stats().replayedRows).toBe(160) // 40 rows kept in memory, the rest read back
+    expect(recorder.stats().replayedRows).toBe(200) // the worker reads every segment back from its file
     expect(recorder.stats().spoolBytes).toBe(0)
     expect(readdirSync(opts.spoolDir)).toEqual([])
     await recorder.stop(1000)
     expect(await countClicks(client, linkId)).toBe(200)
+  })
+
+  test('into chDB in this process (the embedded default): bytes straight to its parser, a retried batch stored once, enriched the same', async () => {
+    const client = await testClickHouse()
+    const raw = rawInsertOf(client)
+    expect(raw).toBeDefined()
+    const linkId = `link_${crypto.randomUUID()}`
+    const { sink, state } = flakySink(rawClickSink(raw!))
+    state.loseAnswers = 2
+    const recorder = await workerRecorder({ sink }, options({ batchSize: 30 }))
+    const referrer = 'https://a.example/?q=tab\there\nline\\back'
+    await record(recorder, Array.from({ length: 30 }, (_, i) => ({ ...click(linkId, i), referrer, userAgent: 'curl/8.4.0' })))
+    await until(() => recorder.stats().batchesWritten === 1, 20_000)
+    await recorder.stop(1000)
+    expect(state.tokens).toHaveLength(3)
+    expect(new Set(state.tokens).size).toBe(1)
+    expect(await countClicks(client, linkId)).toBe(30)
+    const result = await client.query({ query: 'SELECT DISTINCT referrer, bot_reason, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+    expect(await result.json()).toEqual([{ referrer, bot_reason: 'curl', country: 'DE' }])
   })
 
   test('shutdown with ClickHouse down leaves the segments; the next start writes them once', async () => {
@@ -111,14 +140,14 @@ describe('click batcher', () => {
     const { sink, state } = flakySink(clickhouseSink(client))
     state.down = true
     const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
-    const first = inThreadRecorder(sink, opts)
+    const first = await workerRecorder({ sink }, opts)
     await record(first, Array.from({ length: 30 }, (_, i) => click(linkId, i)))
     const stats = await first.stop(200)
     expect(stats.flushes.shutdown).toBe(1)
     expect(stats.spooledFiles).toBe(1)
     state.down = false
-    const second = inThreadRecorder(sink, opts)
-    await until(() => second.stats().spooledFiles === 0)
+    const second = await workerRecorder({ sink }, opts)
+    await until(() => second.stats().written === 30 && second.stats().spooledFiles === 0)
     expect(second.stats().flushes.replay).toBe(1)
     await second.stop(1000)
     expect(await countClicks(client, linkId)).toBe(30)
@@ -129,15 +158,16 @@ describe('click batcher', () => {
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     state.loseAnswers = 1_000 // every insert lands, no answer arrives: the file is never deleted
-    const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
-    const first = inThreadRecorder(sink, opts)
+    const opts = options({ batchSize: 1000, flushIntervalMs: 200 })
+    const first = await workerRecorder({ sink }, opts)
     await record(first, Array.from({ length: 40 }, (_, i) => click(linkId, i)))
-    await first.stop(100) // what a SIGKILL after the insert leaves: the segment on disk
+    await until(() => state.tokens.length > 0, 20_000) // inserted at least once, never acknowledged
+    await first.stop(200) // what a SIGKILL after the insert leaves: the segment on disk
     expect(await countClicks(client, linkId)).toBe(40)
     expect(segmentsIn(opts.spoolDir).length).toBe(1)
     state.loseAnswers = 0
-    const second = inThreadRecorder(sink, opts)
-    await until(() => second.stats().spooledFiles === 0)
+    const second = await workerRecorder({ sink }, opts)
+    await until(() => second.stats().written === 40 && second.stats().spooledFiles === 0)
     await second.stop(1000)
     expect(new Set(state.tokens).size).toBe(1)
     expect(await countClicks(client, linkId)).toBe(40)
@@ -146,8 +176,9 @@ describe('click batcher', () => {
   test('stored rows carry a hashed IP, never the IP itself, and a normalised country', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const recorder = inThreadRecorder(clickhouseSink(client), options())
+    const recorder = await workerRecorder({ sink: clickhouseSink(client) }, options())
     await record(recorder, [click(linkId, 1)])
+    await shipped(recorder, 1)
     await recorder.stop(2000)
     const result = await client.query({ query: 'SELECT ip_hash, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     const rows = await result.json<{ ip_hash: string; country: string }>()
@@ -160,7 +191,7 @@ describe('click batcher', () => {
   test('enriched columns land: device, browser, OS, bot flag and reason, referrer host, UTM snapshot, country by IP', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const recorder = inThreadRecorder(clickhouseSink(client), options())
+    const recorder = await workerRecorder({ sink: clickhouseSink(client) }, options())
     const url = 'https://shop.example/p?utm_source=news&utm_medium=email&utm_campaign=spring%20sale&utm_term=t&utm_content=hero'
     const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1'
     await record(recorder, [
@@ -168,6 +199,7 @@ describe('click batcher', () => {
       { ...click(linkId, 2), userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', referrer: 'not a url', url: 'https://shop.example/plain' },
       { ...click(linkId, 3), userAgent: '', referrer: '' },
     ])
+    await shipped(recorder, 3)
     await recorder.stop(2000)
     const result = await client.query({
       query: `SELECT click_id, country, device_type, browser, os, is_bot, bot_reason, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content
@@ -190,8 +222,8 @@ describe('click batcher', () => {
     const opts = options()
     const legacy = `c1\t${linkId}\tsho.rt\tabcd\t2026-01-02 03:04:05.006\t\tcurl/8\t${'a'.repeat(32)}\tFR\n`
     writeFileSync(join(opts.spoolDir, `000000000000001-clk-legacy.json`), JSON.stringify({ token: `clk-${crypto.randomUUID()}`, label: 'shutdown', rows: 1, chunks: [legacy] }))
-    const recorder = inThreadRecorder(clickhouseSink(client), opts)
-    await until(() => recorder.stats().spooledFiles === 0)
+    const recorder = await workerRecorder({ sink: clickhouseSink(client) }, opts)
+    await shipped(recorder, 1)
     await recorder.stop(1000)
     const result = await client.query({ query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
     expect(await result.json()).toEqual([{ user_agent: 'curl/8', country: 'FR', device_type: '', is_bot: 0, utm_content: '' }])
@@ -206,8 +238,8 @@ describe('click batcher', () => {
     const payload = rows.map(wireRow).join('')
     const file = join(opts.spoolDir, '000000000000001-000000-0123456789abcdef.log')
     writeFileSync(file, `${payload.length}\n${payload}\n`)
-    const recorder = inThreadRecorder(clickhouseSink(client), opts)
-    await until(() => recorder.stats().spooledFiles === 0)
+    const recorder = await workerRecorder({ sink: clickhouseSink(client) }, opts)
+    await shipped(recorder, 2)
     await recorder.stop(1000)
     const result = await client.query({ query: 'SELECT click_id, referrer, user_agent FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id', query_params: { linkId }, format: 'JSONEachRow' })
     expect(await result.json()).toEqual(rows.map((r) => ({ click_id: r.clickId, referrer: r.referrer, user_agent: r.userAgent })))
@@ -218,11 +250,12 @@ describe('click batcher', () => {
   test('header values with tabs, newlines and backslashes are stored exactly as sent, also read back from disk', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`
-    const opts = options({ maxPendingRows: 0 }) // nothing kept in memory: the row goes through the file
-    const recorder = inThreadRecorder(clickhouseSink(client), opts)
+    const opts = options() // the worker reads the row back from the file
+    const recorder = await workerRecorder({ sink: clickhouseSink(client) }, opts)
     const referrer = 'https://a.example/?q=tab\there\nline\\back\r'
     const userAgent = 'UA\t"quoted" \\N \u00e9\u4e2d'
     await record(recorder, [{ ...click(linkId, 1), referrer, userAgent, country: 'd\te' }])
+    await shipped(recorder, 1)
     const stats = await recorder.stop(2000)
     expect(stats.replayedRows).toBe(1)
     const result = await client.query({ query: 'SELECT referrer, user_agent, country FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })

@@ -2,11 +2,12 @@
 // insert each under the segment's dedup token, deleted once acknowledged, retried with backoff while
 // ClickHouse is away). What is the clicks' own is here: how a segment becomes an insert.
 //
-// A segment is encoded to TabSeparated rows just before its insert, in small slices between which the
-// event loop serves requests, so a large batch never stalls redirects. Encoding is also where a click is
-// enriched (device, browser, OS, bot flag, referrer host, UTM snapshot, country by IP): src/core/clicks.ts.
-// The clicks of the first maxPendingRows rows waiting stay in memory, the rest are read back from their
-// files when their turn comes. Nothing here drops a click; the log bounds the spool (click-log.ts).
+// It runs on the click worker thread (recorder.ts). A segment is read back from its file (the page cache)
+// and encoded to TabSeparated rows byte to byte just before its insert (click-bytes.ts), in slices of
+// about ENCODE_SLICE rows. Encoding is also where a click is enriched (device, browser, OS, bot flag,
+// referrer host, UTM snapshot, country by IP: src/core/clicks.ts). While ClickHouse is away only the head
+// batch is kept in memory (for its retries); the others wait in their files, read when their turn comes.
+// Nothing here drops a click; the log bounds the spool (click-log.ts).
 import { readFileSync } from 'node:fs'
 import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
 import { SpoolShipper, type ShipperStats, type SpoolSink } from '../src/core/spool-shipper'
@@ -27,7 +28,6 @@ export interface EncodedBatch {
 export type ClickSink = SpoolSink<EncodedBatch, FlushLabel>
 
 export interface BatcherOptions {
-  maxPendingRows: number
   ipHashSecret: string
   /** Country from the client IP when the CDN header gave none (default true; see src/core/enrich-geo.ts). */
   geoByIp?: boolean
@@ -71,8 +71,8 @@ export class ClickBatcher {
   constructor(sink: ClickSink, private readonly options: BatcherOptions) {
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
     this.bytes = new ClickBytesEncoder(this.encoder)
-    const { maxPendingRows: maxMemoryRows, retryDelayMs = 100, maxRetryDelayMs = 1000, log, trimmed } = options
-    this.shipper = new SpoolShipper(sink, { load: (s) => this.load(s), labels: FLUSH_LABELS, maxMemoryRows, retryDelayMs, maxRetryDelayMs, log, words: CLICK_WORDS, trimmed })
+    const { retryDelayMs = 100, maxRetryDelayMs = 1000, log, trimmed } = options
+    this.shipper = new SpoolShipper(sink, { load: (s) => this.load(s), labels: FLUSH_LABELS, maxMemoryRows: 0, retryDelayMs, maxRetryDelayMs, log, words: CLICK_WORDS, trimmed })
   }
 
   /** A sealed segment to ship. */
@@ -97,13 +97,9 @@ export class ClickBatcher {
   /** A segment as TabSeparated chunks; throws when its file cannot be read. */
   private async load(segment: Segment): Promise<{ batch: EncodedBatch; rows: number }> {
     if (segment.file.endsWith(LEGACY_SUFFIX)) return legacy(segment)
-    let batch: EncodedBatch
-    if (segment.events) batch = { chunks: await this.encodeEvents(segment.events), rows: segment.events.length }
-    else {
-      batch = segment.file.endsWith(WIRE_SUFFIX) ? await this.encodeWireFile(segment.file) : await this.encodeFile(segment.file)
-      segment.rows = batch.rows
-      this.replayedRows += batch.rows
-    }
+    const batch = segment.file.endsWith(WIRE_SUFFIX) ? await this.encodeWireFile(segment.file) : await this.encodeFile(segment.file)
+    segment.rows = batch.rows
+    this.replayedRows += batch.rows
     return { batch, rows: batch.rows }
   }
 

@@ -1,10 +1,10 @@
-// The click worker thread of the stand-alone redirector (see recorder.ts): it owns the batcher and the
-// ClickHouse client, ships the segments the serving thread sealed, and reports its counters and the
-// bytes it freed in the spool.
+// The click worker thread (see recorder.ts): it owns the batcher, ships the segments the serving thread
+// sealed (with its own ClickHouse client, or through the serving thread's sink), and reports its
+// counters and the bytes it freed in the spool.
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { ClickBatcher } from './batcher'
+import { ClickBatcher, type ClickSink } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 import type { WorkerReply, WorkerRequest } from './recorder'
 
@@ -33,18 +33,44 @@ function lowerPriority(): void {
 let batcher: ClickBatcher | null = null
 const reply = (message: WorkerReply) => self.postMessage(message)
 
+/** Inserts made by the serving thread's sink, waiting for its answer, by id. */
+const relayed = new Map<number, { resolve: () => void; reject: (error: Error) => void }>()
+let relayId = 0
+
+/** The serving thread's sink, from here: each batch is posted (copied: it stays here for a retry). */
+const relaySink: ClickSink = {
+  insert: (batch, token, label) =>
+    new Promise<void>((resolve, reject) => {
+      const id = ++relayId
+      relayed.set(id, { resolve, reject })
+      // One buffer, moved to the serving thread without a copy; the chunks stay here for a retry.
+      const bytes = Buffer.concat(batch.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+      const message: WorkerReply = { type: 'insert', id, batch: { chunks: [bytes], rows: batch.rows }, token, label }
+      self.postMessage(message, [bytes.buffer])
+    }),
+}
+
 self.onmessage = async (message: MessageEvent<WorkerRequest>) => {
   const request = message.data
   if (request.type === 'segment') {
     batcher!.add(request.segment)
     return
   }
+  if (request.type === 'inserted' || request.type === 'insertFailed') {
+    const waiter = relayed.get(request.id)
+    relayed.delete(request.id)
+    if (request.type === 'inserted') waiter?.resolve()
+    else waiter?.reject(new Error(request.message))
+    return
+  }
   if (request.type === 'init') {
     lowerPriority()
     try {
       // The batcher reports outages itself (once, and on recovery); the client stays quiet.
-      const client = createClient({ url: request.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } })
-      batcher = new ClickBatcher(clickhouseSink(client), {
+      const sink = request.clickhouseUrl === null
+        ? relaySink
+        : clickhouseSink(createClient({ url: request.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } }))
+      batcher = new ClickBatcher(sink, {
         ...request.options,
         log: (line) => reply({ type: 'log', line }),
         trimmed: (bytes) => reply({ type: 'trimmed', bytes }),

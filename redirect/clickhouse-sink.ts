@@ -1,10 +1,13 @@
-import type { ClickHouseClient } from '@clickhouse/client'
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { Readable } from 'node:stream'
 import { CLICK_COLUMNS, CLICKS_TABLE } from '../src/core/clicks'
-import { clickhouseSpoolSink } from '../src/core/spool-sink'
+import { clickhouseSpoolSink, spoolInsertSettings, type RawInsert } from '../src/core/spool-sink'
 import type { ClickSink } from './batcher'
 
 /** Writes a frozen batch with its dedup token, so a retried batch is stored once. */
+/** The hourly rollup is fed by a materialized view: a retried batch must be dropped there too. */
+const CLICK_SETTINGS: ClickHouseSettings = { deduplicate_blocks_in_dependent_materialized_views: 1 }
+
 export function clickhouseSink(client: ClickHouseClient): ClickSink {
   return clickhouseSpoolSink(client, {
     table: CLICKS_TABLE,
@@ -13,7 +16,20 @@ export function clickhouseSink(client: ClickHouseClient): ClickSink {
     values: (batch) => Readable.from(batch.chunks, { objectMode: false }),
     format: 'TabSeparated',
     name: 'clicks',
-    // The hourly rollup is fed by a materialized view: a retried batch must be dropped there too.
-    settings: { deduplicate_blocks_in_dependent_materialized_views: 1 },
+    settings: CLICK_SETTINGS,
   })
+}
+
+/**
+ * The same inserts into chDB in this process, as bytes straight to its parser (src/adapters/clickhouse.ts
+ * rawInsertOf): the thread calling it only hands the buffer over; parsing and writing run on chDB's threads.
+ */
+export function rawClickSink(insert: RawInsert): ClickSink {
+  return {
+    async insert(batch, dedupToken, label) {
+      const values = batch.chunks.length === 1 && typeof batch.chunks[0] !== 'string' ? batch.chunks[0]! : Buffer.concat(batch.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+      const settings = spoolInsertSettings('clicks', dedupToken, label, CLICK_SETTINGS) as Record<string, string | number>
+      await insert({ table: CLICKS_TABLE, columns: [...CLICK_COLUMNS], format: 'TabSeparated', values, settings })
+    },
+  }
 }

@@ -37,7 +37,7 @@ if (workerIndex === undefined && config.redirectWorkers > 1) {
 
 async function serve(name: string, sharedPort: boolean) {
   // Clicks are batched and written to ClickHouse by a worker thread, off the thread serving redirects.
-  const recorder = await workerRecorder(config.clickhouseUrl, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
+  const recorder = await workerRecorder({ clickhouseUrl: config.clickhouseUrl }, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
   const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
   const api = internalApi(fetchTransport, { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })
   const redirector = await createRedirector(config, { source, api, recorder })

@@ -1,13 +1,15 @@
-// Where the redirect handler's clicks go. Either way the serving thread appends each click to the
-// write-ahead log (click-log.ts) and the 302 waits for that write; what differs is who ships the sealed
-// segments to ClickHouse:
-// - this thread: the embedded default, where ClickHouse is chDB inside this very process; the clicks of
-//   a segment stay in memory, so its file is read back only after a restart or a long outage;
-// - a worker thread that owns the batcher and the ClickHouse client: the stand-alone redirector. It is
-//   told the name of each sealed segment and reads it from the page cache, so encoding, enrichment and
-//   inserts never run on the thread that serves redirects, and no click crosses threads by message.
+// Where the redirect handler's clicks go. The serving thread appends each click to the write-ahead log
+// (click-log.ts) and the 302 waits for that write; a worker thread owns the batcher: it is told the name
+// of each sealed segment, reads it from the page cache, encodes and enriches it (click-bytes.ts) and
+// ships it, so none of that runs on the thread that serves requests and no click crosses threads by
+// message. The insert itself is made either
+// - by the worker, over HTTP to a ClickHouse server (the stand-alone redirector, and the one-process
+//   product when CLICKHOUSE_URL is set), or
+// - by a sink on the serving thread, relayed (the embedded default: chDB lives in this process and is
+//   used through its client here; its inserts run on chDB's own threads, off the event loop). The worker
+//   posts each encoded batch, copied, and keeps it for its retries; the serving thread only hands it on.
 import type { ClickEvent } from '../src/core/clicks'
-import { ClickBatcher, type BatcherOptions, type BatcherStats, type ClickSink } from './batcher'
+import type { BatcherOptions, BatcherStats, ClickSink, EncodedBatch, FlushLabel } from './batcher'
 import { ClickLog, type ClickLogOptions, type ClickLogStats } from './click-log'
 import type { Segment } from './segment'
 
@@ -32,9 +34,9 @@ export interface RecorderOptions extends Omit<BatcherOptions, 'trimmed'> {
   fsync: boolean
 }
 
-function logOptions(options: RecorderOptions, keepEvents: boolean, onSeal: (segment: Segment) => void): ClickLogOptions {
+function logOptions(options: RecorderOptions, onSeal: (segment: Segment) => void): ClickLogOptions {
   const { spoolDir: dir, batchSize, flushIntervalMs, maxSpoolBytes: maxBytes, fsync, log } = options
-  return { dir, batchSize, flushIntervalMs, maxBytes, fsync, keepEvents, onSeal, log }
+  return { dir, batchSize, flushIntervalMs, maxBytes, fsync, keepEvents: false, onSeal, log }
 }
 
 function merged(log: ClickLog, batcher: BatcherStats): RecorderStats {
@@ -42,29 +44,19 @@ function merged(log: ClickLog, batcher: BatcherStats): RecorderStats {
   return { ...batcher, ...own, pushed: own.logged }
 }
 
-export function inThreadRecorder(sink: ClickSink, options: RecorderOptions): ClickRecorder {
-  let log: ClickLog | null = null
-  const batcher = new ClickBatcher(sink, { ...options, trimmed: (bytes) => log?.trimmed(bytes) })
-  log = new ClickLog(logOptions(options, true, (segment) => batcher.add(segment)))
-  for (const leftover of log.open()) batcher.add(leftover)
-  const clicks = log
-  return {
-    record: (click) => clicks.append(click),
-    stats: () => merged(clicks, batcher.snapshot()),
-    async stop(timeoutMs) {
-      clicks.close()
-      return merged(clicks, await batcher.drain(timeoutMs))
-    },
-  }
-}
+/** Who inserts the worker's batches: the worker itself, over HTTP, or a sink on the serving thread. */
+export type ClickTarget = { clickhouseUrl: string } | { sink: ClickSink }
 
 export type WorkerRequest =
-  | { type: 'init'; clickhouseUrl: string; options: Omit<BatcherOptions, 'log' | 'trimmed'> }
+  | { type: 'init'; clickhouseUrl: string | null; options: Omit<BatcherOptions, 'log' | 'trimmed'> }
   | { type: 'segment'; segment: Segment }
   | { type: 'drain'; timeoutMs: number }
+  | { type: 'inserted'; id: number }
+  | { type: 'insertFailed'; id: number; message: string }
 
 export type WorkerReply =
   | { type: 'ready' }
+  | { type: 'insert'; id: number; batch: EncodedBatch; token: string; label: FlushLabel }
   | { type: 'failed'; message: string }
   | { type: 'log'; line: string }
   | { type: 'trimmed'; bytes: number }
@@ -76,12 +68,20 @@ const NO_STATS: BatcherStats = {
   flushes: { size: 0, interval: 0, shutdown: 0, replay: 0 },
 }
 
-export async function workerRecorder(clickhouseUrl: string, options: RecorderOptions): Promise<ClickRecorder> {
-  const { log: logLine, maxPendingRows, ipHashSecret, geoByIp, retryDelayMs, maxRetryDelayMs } = options
+export async function workerRecorder(target: ClickTarget, options: RecorderOptions): Promise<ClickRecorder> {
+  const { log: logLine, ipHashSecret, geoByIp, retryDelayMs, maxRetryDelayMs } = options
   const worker = new Worker(new URL('./click-worker.ts', import.meta.url).href)
   let latest = NO_STATS
   let clicks: ClickLog | null = null
   let onDrained: ((stats: BatcherStats) => void) | null = null
+  /** A batch the worker asks this thread's sink to insert; the answer goes back under its id. */
+  const relay = ({ id, batch, token, label }: Extract<WorkerReply, { type: 'insert' }>) => {
+    if (!('sink' in target)) return
+    target.sink.insert(batch, token, label).then(
+      () => worker.postMessage({ type: 'inserted', id } satisfies WorkerRequest),
+      (error: unknown) => worker.postMessage({ type: 'insertFailed', id, message: error instanceof Error ? error.message : String(error) } satisfies WorkerRequest),
+    )
+  }
   await new Promise<void>((resolve, reject) => {
     worker.onmessage = (message: MessageEvent<WorkerReply>) => {
       const reply = message.data
@@ -90,14 +90,16 @@ export async function workerRecorder(clickhouseUrl: string, options: RecorderOpt
       else if (reply.type === 'log') logLine?.(reply.line)
       else if (reply.type === 'trimmed') clicks?.trimmed(reply.bytes)
       else if (reply.type === 'stats') latest = reply.stats
+      else if (reply.type === 'insert') relay(reply)
       else onDrained?.(reply.stats)
     }
     worker.onerror = (event) => reject(new Error(`click worker: ${event.message}`))
-    const batcherOptions = { maxPendingRows, ipHashSecret, geoByIp, retryDelayMs, maxRetryDelayMs }
+    const batcherOptions = { ipHashSecret, geoByIp, retryDelayMs, maxRetryDelayMs }
+    const clickhouseUrl = 'clickhouseUrl' in target ? target.clickhouseUrl : null
     worker.postMessage({ type: 'init', clickhouseUrl, options: batcherOptions } satisfies WorkerRequest)
   })
   const ship = (segment: Segment) => worker.postMessage({ type: 'segment', segment } satisfies WorkerRequest)
-  const log = new ClickLog(logOptions(options, false, ship))
+  const log = new ClickLog(logOptions(options, ship))
   clicks = log
   for (const leftover of log.open()) ship(leftover)
   return {

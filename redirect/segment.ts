@@ -56,11 +56,17 @@ export function clickLine(e: ClickEvent): string {
   return `${e.clickId}\t${e.linkId}\t${e.domain}\t${e.alias}\t${e.at}\t${tsvField(e.referrer)}\t${tsvField(e.userAgent)}\t${tsvField(e.ip)}\t${tsvField(e.country)}\t${tsvField(e.url)}\n`
 }
 
-/** One group commit's clicks as one frame. */
-export function clickFrame(events: ClickEvent[]): { frame: string; rows: number } {
+/** One group commit's clicks as one frame, encoded once (the payload's bytes give its length). */
+export function clickFrame(events: ClickEvent[]): { frame: Uint8Array; rows: number } {
   let payload = ''
   for (const event of events) payload += clickLine(event)
-  return { frame: frame(payload), rows: events.length }
+  const body = Buffer.from(payload)
+  const header = `${body.length}\n`
+  const bytes = Buffer.allocUnsafe(header.length + body.length + 1)
+  bytes.write(header, 0, 'latin1')
+  body.copy(bytes, header.length)
+  bytes[bytes.length - 1] = 10
+  return { frame: bytes, rows: events.length }
 }
 
 /**

@@ -1,12 +1,13 @@
 // The whole product in one process: `bun run start`. With nothing configured it runs on the embedded
 // engines (PGlite, chDB, in-process cache and limiter) under DATA_DIR. One port serves both the API
 // paths and the short links; the API's paths are reserved aliases, so they never collide.
-import { clickhouseSink } from '../redirect/clickhouse-sink'
+import { clickhouseSink, rawClickSink } from '../redirect/clickhouse-sink'
 import { CustomDomain } from '../redirect/domains'
 import { internalApi } from '../redirect/internal-api'
-import { inThreadRecorder } from '../redirect/recorder'
+import { workerRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { createApi } from './app'
+import { rawInsertOf } from './adapters/clickhouse'
 import { configOrExit, openRuntimeOrExit } from './boot'
 import { stopOnSignal } from './core/shutdown'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
@@ -38,9 +39,19 @@ const api = internalApi((request) => app.handle(request), {
 const redirector = await createRedirector(config, {
   source: runtime.adapters.kv,
   api,
-  // chDB lives in this process, so clicks are batched on this thread too.
-  recorder: inThreadRecorder(clickhouseSink(runtime.clickhouse), { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log }),
+  // Clicks are encoded, enriched and shipped by a worker thread, off this one. With a ClickHouse server it
+  // inserts over HTTP itself; chDB lives in this process, so its batches come back here as bytes handed
+  // to chDB's parser, which runs on chDB's own threads.
+  recorder: await workerRecorder(
+    config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl } : { sink: embeddedSink() },
+    { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log },
+  ),
 })
+
+function embeddedSink() {
+  const raw = rawInsertOf(runtime.clickhouse)
+  return raw ? rawClickSink(raw) : clickhouseSink(runtime.clickhouse)
+}
 
 /**
  * First path segments that belong to the API (its routes, the pages people see: sign-in, consent,

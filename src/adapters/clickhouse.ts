@@ -4,6 +4,18 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../core/config'
+import type { RawInsert } from '../core/spool-sink'
+
+/** The zero-copy insert of each client made over chDB (rawInsertOf). */
+const rawInserts = new WeakMap<ClickHouseClient, RawInsert>()
+
+/**
+ * For a client over chDB, an insert that hands the bytes to chDB's parser without decoding them into a
+ * string on this thread (the client's own insert over chDB does that); undefined for a server's client.
+ */
+export function rawInsertOf(client: ClickHouseClient): RawInsert | undefined {
+  return rawInserts.get(client)
+}
 
 export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'dataDir'>): Promise<ClickHouseClient> {
   if (config.clickhouseUrl) {
@@ -15,7 +27,12 @@ export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'd
   // chDB binds one data directory per process: ":memory:" is shared by every client in the process.
   const path = config.dataDir === ':memory:' ? ':memory:' : join(config.dataDir, 'clickhouse')
   if (path !== ':memory:') mkdirSync(path, { recursive: true })
-  return createClient({ connection: createChdbConnection({ path }) } as Parameters<typeof createClient>[0])
+  const connection = createChdbConnection({ path })
+  const client = createClient({ connection } as Parameters<typeof createClient>[0])
+  rawInserts.set(client, async ({ table, columns, format, values, settings }) => {
+    await connection.chdb.rawInsert({ table, columns, format, values, settings })
+  })
+  return client
 }
 
 const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/clickhouse')

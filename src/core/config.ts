@@ -60,7 +60,6 @@ export interface Config {
     /** Longest a click waits in memory before its batch is flushed. */
     flushIntervalMs: number
     /** Rows kept in memory waiting for ClickHouse; beyond this, frozen batches go to the spool on disk. */
-    maxPendingRows: number
     spoolDir: string
     /** Bound of the click spool on disk; at it, redirects go on and their clicks are dropped and counted. */
     maxSpoolBytes: number
@@ -442,7 +441,6 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
       // the interval flushes it.
       batchSize: int(env, 'CLICK_BATCH_SIZE', 50_000, 1),
       flushIntervalMs: int(env, 'CLICK_FLUSH_MS', 1000, 10),
-      maxPendingRows: int(env, 'CLICK_MAX_PENDING', 200_000, 1),
       spoolDir: env.CLICK_SPOOL_DIR || `${dataDir}/click-spool`,
       // About 4 million clicks (~250 bytes each on disk): half an hour of ClickHouse outage at 2,000/s.
       maxSpoolBytes: bytes(env, 'CLICK_SPOOL_MAX_BYTES', 1024 ** 3, 1024 * 1024),

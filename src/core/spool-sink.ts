@@ -17,6 +17,17 @@ export interface SpoolTable<B> {
   settings?: ClickHouseSettings
 }
 
+/**
+ * An insert handed to chDB's own parser as bytes (the embedded engine's zero-copy path), with the
+ * settings an insert through the client would carry.
+ */
+export type RawInsert = (params: { table: string; columns: string[]; format: 'TabSeparated'; values: Uint8Array; settings: Record<string, string | number> }) => Promise<void>
+
+/** The settings of a spool's insert: its dedup token, and what sealed it in system.query_log. */
+export function spoolInsertSettings(name: string, dedupToken: string, label: string, own: ClickHouseSettings = {}): ClickHouseSettings {
+  return { ...own, insert_deduplicate: 1, insert_deduplication_token: dedupToken, log_comment: `${name} flush=${label}` }
+}
+
 export function clickhouseSpoolSink<B, L extends FlushLabel>(client: ClickHouseClient, into: SpoolTable<B>): SpoolSink<B, L> {
   return {
     async insert(batch, dedupToken, label) {
@@ -25,7 +36,7 @@ export function clickhouseSpoolSink<B, L extends FlushLabel>(client: ClickHouseC
         columns: [...into.columns],
         values: into.values(batch),
         format: into.format,
-        clickhouse_settings: { ...into.settings, insert_deduplicate: 1, insert_deduplication_token: dedupToken, log_comment: `${into.name} flush=${label}` },
+        clickhouse_settings: spoolInsertSettings(into.name, dedupToken, label, into.settings),
       })
     },
   }

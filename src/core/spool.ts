@@ -29,7 +29,7 @@ export interface SpoolLogOptions<T> {
    * One turn's rows as one frame of the segment file, and how many it holds: a row that cannot be encoded
    * is left out and counted as dropped. With keepEvents every row must be encoded.
    */
-  encode: (rows: T[]) => { frame: string; rows: number }
+  encode: (rows: T[]) => { frame: string | Uint8Array; rows: number }
   /** Keep the rows of a segment in memory for a shipper on this thread (saves reading the file back). */
   keepEvents: boolean
   onSeal: (segment: Segment<T>) => void
@@ -143,7 +143,7 @@ export class SpoolLog<T> {
     const { frame, rows: encoded } = this.options.encode(rows)
     this.stats.dropped += rows.length - encoded
     if (encoded === 0) return
-    const data = Buffer.from(frame)
+    const data = typeof frame === 'string' ? Buffer.from(frame) : frame
     let segment: Segment<T> | null = null
     let written = 0
     try {
