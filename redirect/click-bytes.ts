@@ -136,57 +136,54 @@ export class ClickBytesEncoder {
   }
 
   private referrer(bytes: Buffer, start: number, end: number): Referrer {
-    const key = bytes.toString('latin1', start, end)
-    let value = this.referrers.get(key)
-    if (value === undefined) {
-      const { text, host } = this.encoder.referrer(field(bytes, start, end))
-      value = { text: Buffer.from(text), host: Buffer.from(host) }
-      remember(this.referrers, key, value)
-    }
-    return value
+    return memoised(this.referrers, bytes, start, end, this.newReferrer)
   }
 
   private agent(bytes: Buffer, start: number, end: number): Agent {
-    const key = bytes.toString('latin1', start, end)
-    let value = this.agents.get(key)
-    if (value === undefined) {
-      const { text, columns } = this.encoder.userAgent(field(bytes, start, end))
-      value = { text: Buffer.from(text), columns: Buffer.from(columns) }
-      remember(this.agents, key, value)
-    }
-    return value
+    return memoised(this.agents, bytes, start, end, this.newAgent)
   }
 
   /** [start, end) spans the address, a tab and the country header. */
   private place(bytes: Buffer, start: number, end: number): Buffer {
-    const key = bytes.toString('latin1', start, end)
-    let value = this.places.get(key)
-    if (value === undefined) {
-      const tab = bytes.indexOf(TAB, start)
-      value = Buffer.from(this.encoder.place(field(bytes, start, tab), field(bytes, tab + 1, end)))
-      remember(this.places, key, value)
-    }
-    return value
+    return memoised(this.places, bytes, start, end, this.newPlace)
   }
 
   private utm(bytes: Buffer, start: number, end: number): Buffer {
-    const key = bytes.toString('latin1', start, end)
-    let value = this.utms.get(key)
-    if (value === undefined) {
-      value = Buffer.from(this.encoder.utm(field(bytes, start, end)))
-      remember(this.utms, key, value)
-    }
-    return value
+    return memoised(this.utms, bytes, start, end, this.newUtm)
   }
+
+  // What a memo computes for a value it has not seen, from the field's bytes.
+  private readonly newReferrer = (bytes: Buffer, start: number, end: number): Referrer => {
+    const { text, host } = this.encoder.referrer(field(bytes, start, end))
+    return { text: Buffer.from(text), host: Buffer.from(host) }
+  }
+
+  private readonly newAgent = (bytes: Buffer, start: number, end: number): Agent => {
+    const { text, columns } = this.encoder.userAgent(field(bytes, start, end))
+    return { text: Buffer.from(text), columns: Buffer.from(columns) }
+  }
+
+  private readonly newPlace = (bytes: Buffer, start: number, end: number): Buffer => {
+    const tab = bytes.indexOf(TAB, start)
+    return Buffer.from(this.encoder.place(field(bytes, start, tab), field(bytes, tab + 1, end)))
+  }
+
+  private readonly newUtm = (bytes: Buffer, start: number, end: number): Buffer => Buffer.from(this.encoder.utm(field(bytes, start, end)))
+}
+
+/** The memo's value for the bytes [start, end) (keyed by them, one byte a character), computed once. */
+function memoised<V>(memo: Map<string, V>, bytes: Buffer, start: number, end: number, compute: (bytes: Buffer, start: number, end: number) => V): V {
+  const key = bytes.toString('latin1', start, end)
+  let value = memo.get(key)
+  if (value === undefined) {
+    value = compute(bytes, start, end)
+    if (memo.size >= MEMO_SIZE) memo.clear()
+    memo.set(key, value)
+  }
+  return value
 }
 
 /** A field's value as the client sent it: UTF-8 decoded, unescaped. */
 function field(bytes: Buffer, start: number, end: number): string {
   return tsvUnescape(bytes.toString('utf8', start, end))
 }
-
-function remember<V>(memo: Map<string, V>, key: string, value: V): void {
-  if (memo.size >= MEMO_SIZE) memo.clear()
-  memo.set(key, value)
-}
-
