@@ -70,6 +70,17 @@ describe('click log', () => {
     log.close()
   })
 
+  test('a turn larger than the frame buffer, then a small one: both read back whole', async () => {
+    const { log, dir } = openLog()
+    const big = Array.from({ length: 600 }, (_, i) => click(i, { userAgent: `UA ${'x'.repeat(300)} é中 ${i}` }))
+    await Promise.all(big.map((c) => log.append(c)))
+    await log.append(click(600))
+    const [file] = segmentFiles(dir)
+    expect(readFileSync(file!).length).toBeGreaterThan(1 << 16)
+    expect(readSegment(file!)).toEqual({ events: [...big, click(600)], torn: false })
+    log.close()
+  })
+
   test('its bound is told in its own names: CLICK_SPOOL_MAX_BYTES, clicks.dropped, redirects go on', async () => {
     const { log, lines } = openLog({ maxBytes: Buffer.byteLength(frame(clickLine(click(0)))) })
     await log.append(click(0))
