@@ -27,6 +27,13 @@ export interface EncodedBatch {
 
 export type ClickSink = SpoolSink<EncodedBatch, FlushLabel>
 
+/** A batch's chunks as one buffer (the chunk itself when there is only one). */
+export function batchBytes(batch: EncodedBatch): Uint8Array {
+  const [only] = batch.chunks
+  if (batch.chunks.length === 1 && typeof only !== 'string') return only!
+  return Buffer.concat(batch.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+}
+
 export interface BatcherOptions {
   ipHashSecret: string
   /** Country from the client IP when the CDN header gave none (default true; see src/core/enrich-geo.ts). */

@@ -4,7 +4,7 @@
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { ClickBatcher, type ClickSink } from './batcher'
+import { batchBytes, ClickBatcher, type ClickSink } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 import type { WorkerReply, WorkerRequest } from './recorder'
 
@@ -43,8 +43,11 @@ const relaySink: ClickSink = {
     new Promise<void>((resolve, reject) => {
       const id = ++relayId
       relayed.set(id, { resolve, reject })
-      // One buffer, moved to the serving thread without a copy; the chunks stay here for a retry.
-      const bytes = Buffer.concat(batch.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+      // One buffer of its own (never a slice of a shared pool), moved to the serving thread without a
+      // further copy; the chunks stay here for a retry.
+      const joined = batchBytes(batch)
+      const bytes = new Uint8Array(joined.byteLength)
+      bytes.set(joined)
       const message: WorkerReply = { type: 'insert', id, batch: { chunks: [bytes], rows: batch.rows }, token, label }
       self.postMessage(message, [bytes.buffer])
     }),

@@ -2,7 +2,7 @@ import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { Readable } from 'node:stream'
 import { CLICK_COLUMNS, CLICKS_TABLE } from '../src/core/clicks'
 import { clickhouseSpoolSink, spoolInsertSettings, type RawInsert } from '../src/core/spool-sink'
-import type { ClickSink } from './batcher'
+import { batchBytes, type ClickSink } from './batcher'
 
 /** Writes a frozen batch with its dedup token, so a retried batch is stored once. */
 /** The hourly rollup is fed by a materialized view: a retried batch must be dropped there too. */
@@ -27,7 +27,7 @@ export function clickhouseSink(client: ClickHouseClient): ClickSink {
 export function rawClickSink(insert: RawInsert): ClickSink {
   return {
     async insert(batch, dedupToken, label) {
-      const values = batch.chunks.length === 1 && typeof batch.chunks[0] !== 'string' ? batch.chunks[0]! : Buffer.concat(batch.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+      const values = batchBytes(batch)
       const settings = spoolInsertSettings('clicks', dedupToken, label, CLICK_SETTINGS) as Record<string, string | number>
       await insert({ table: CLICKS_TABLE, columns: [...CLICK_COLUMNS], format: 'TabSeparated', values, settings })
     },

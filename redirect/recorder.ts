@@ -7,7 +7,8 @@
 //   product when CLICKHOUSE_URL is set), or
 // - by a sink on the serving thread, relayed (the embedded default: chDB lives in this process and is
 //   used through its client here; its inserts run on chDB's own threads, off the event loop). The worker
-//   posts each encoded batch, copied, and keeps it for its retries; the serving thread only hands it on.
+//   moves each encoded batch over as one buffer and keeps its own chunks for a retry; the serving thread
+//   only hands the buffer on.
 import type { ClickEvent } from '../src/core/clicks'
 import type { BatcherOptions, BatcherStats, ClickSink, EncodedBatch, FlushLabel } from './batcher'
 import { ClickLog, type ClickLogOptions, type ClickLogStats } from './click-log'

@@ -98,19 +98,6 @@ export class ClickEncoder {
     if (this.options.geoByIp !== false) await loadIpCountries(log)
   }
 
-  /** Keyed SHA-256 of an IP (src/core/ip-hash.ts): stable per deployment for unique visitors, never the IP. */
-  hashIp(ip: string): string {
-    return this.ipHasher.hash(ip)
-  }
-
-  /**
-   * device_type … bot_reason of a user agent, memoised under the agent itself (the same few repeat) and
-   * under its userAgentKey (so a new browser version costs no parse either).
-   */
-  userAgentColumns(userAgent: string): string {
-    return this.userAgent(userAgent.slice(0, MAX_USER_AGENT)).columns
-  }
-
   /** One row, ending in a newline, columns in CLICK_COLUMNS order. */
   encode(event: ClickEvent): string {
     const { clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url } = event
