@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { ClickEncoder, type ClickEvent } from '../src/core/clicks'
-import { ClickBytesEncoder, RowOutput } from './click-bytes'
+import { ByteMemo, ClickBytesEncoder, RowOutput, byteHash } from './click-bytes'
 import { clickLine } from './segment'
 
 function event(overrides: Partial<ClickEvent> = {}): ClickEvent {
@@ -50,5 +50,36 @@ describe('click rows from bytes', () => {
       expect(() => encoder.encodeLines(bytes, 0, bytes.length, out)).toThrow('click segment')
       expect(out.take()).toEqual([])
     }
+  })
+})
+
+describe('the byte memo', () => {
+  test('two values with the same hash each get their own value, never the other one', () => {
+    // A real FNV-1a collision among short user-agent-like strings (the birthday bound: a few 100,000 tries).
+    const seen = new Map<number, string>()
+    let pair: [string, string] | undefined
+    for (let i = 0; !pair; i++) {
+      const text = `agent/${i.toString(36)}`
+      const bytes = Buffer.from(text)
+      const hash = byteHash(bytes, 0, bytes.length)
+      const other = seen.get(hash)
+      if (other !== undefined) pair = [other, text]
+      else seen.set(hash, text)
+    }
+    const memo = new ByteMemo<string>()
+    let computed = 0
+    const lookup = (text: string) => {
+      // The field sits inside a larger buffer, as in a segment line.
+      const bytes = Buffer.from(`x\t${text}\ty`)
+      return memo.get(bytes, 2, 2 + text.length, (b, s, e) => (computed++, `value of ${b.toString('latin1', s, e)}`))
+    }
+    for (let round = 0; round < 3; round++) {
+      expect(lookup(pair[0])).toBe(`value of ${pair[0]}`)
+      expect(lookup(pair[1])).toBe(`value of ${pair[1]}`)
+    }
+    // Each lookup of the pair displaced the other: recomputed every time, never answered wrong.
+    expect(computed).toBe(6)
+    expect(lookup(pair[1])).toBe(`value of ${pair[1]}`)
+    expect(computed).toBe(6)
   })
 })
