@@ -60,4 +60,30 @@ describe('link resolver L1', () => {
     expect(resolver.peek('k', Date.now() + TTL + 10, 'sho.rt', 'a')).toBeUndefined()
     expect(resolver.peek('k', Date.now(), 'sho.rt', 'a')).toBeUndefined()
   })
+  test('a load invalidated while it runs leaves the L1 alone; invalidations of other links do not', async () => {
+    const { src, state } = source(link('https://old.example/'))
+    const resolver = new LinkResolver(src, async () => null, { l1TtlMs: TTL, l1MaxEntries: 10, negativeTtlMs: TTL })
+    let release!: () => void
+    state.hold = new Promise((resolve) => (release = resolve))
+    const first = resolver.load('k', 'sho.rt', 'a')
+    // Links created and changed elsewhere, as under a busy API: this key's load still lands.
+    for (let i = 0; i < 100; i++) resolver.invalidate(`other${i}`)
+    release()
+    expect(await first).toEqual(link('https://old.example/'))
+    expect(resolver.peek('k', Date.now(), 'sho.rt', 'a')).toEqual(link('https://old.example/'))
+    expect(state.reads).toBe(1)
+
+    // Its own invalidation during a load: what that load read is not kept, and the next request reads again.
+    state.hold = new Promise((resolve) => (release = resolve))
+    resolver.invalidate('k')
+    const stale = resolver.load('k', 'sho.rt', 'a')
+    resolver.invalidate('k')
+    state.value = encodeCachedLink(link('https://new.example/'))
+    release()
+    await stale
+    state.hold = null
+    expect(resolver.peek('k', Date.now(), 'sho.rt', 'a')).toBeUndefined()
+    expect(await resolver.load('k', 'sho.rt', 'a')).toEqual(link('https://new.example/'))
+    expect(resolver.peek('k', Date.now(), 'sho.rt', 'a')).toEqual(link('https://new.example/'))
+  })
 })

@@ -31,9 +31,12 @@ export interface ResolverCounters {
 
 export class LinkResolver {
   private readonly l1: TtlCache<CachedLink | null>
+  /**
+   * The one load of each key under way. An invalidation (or a reset) removes the key's load from here: a
+   * load no longer found here when it ends read what may be stale, and leaves the L1 alone. Per key, so
+   * links being created and changed elsewhere never keep this key's reloads from landing.
+   */
   private readonly inflight = new Map<string, Promise<CachedLink | null>>()
-  /** Bumped by every invalidation: a load that started before one must not fill the L1 with what it read. */
-  private generation = 0
   private unsubscribe: (() => Promise<void>) | null = null
   readonly counters: ResolverCounters = { l1Hits: 0, staleHits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
 
@@ -80,29 +83,38 @@ export class LinkResolver {
 
   /** Loads past the L1. Rejects only when neither the cache nor the API can answer. */
   load(key: string, domain: string, alias: string): Promise<CachedLink | null> {
-    let pending = this.inflight.get(key)
-    if (!pending) {
-      pending = this.fetch(key, domain, alias).finally(() => this.inflight.delete(key))
-      this.inflight.set(key, pending)
-    }
-    return pending
+    const pending = this.inflight.get(key)
+    if (pending) return pending
+    const loading: Promise<CachedLink | null> = this.fetch(key, domain, alias).then(
+      (link) => {
+        if (this.inflight.get(key) === loading) {
+          this.inflight.delete(key)
+          this.l1.set(key, link, link ? this.options.l1TtlMs : this.options.negativeTtlMs, Date.now())
+        }
+        return link
+      },
+      (error: unknown) => {
+        if (this.inflight.get(key) === loading) this.inflight.delete(key)
+        throw error
+      },
+    )
+    this.inflight.set(key, loading)
+    return loading
   }
 
   invalidate(key: string): void {
     this.counters.invalidations++
-    this.generation++
     this.l1.delete(key)
     this.inflight.delete(key)
   }
 
   reset(): void {
-    this.generation++
     this.l1.clear()
     this.inflight.clear()
   }
 
+  /** The link from the shared cache, else from the API. */
   private async fetch(key: string, domain: string, alias: string): Promise<CachedLink | null> {
-    const generation = this.generation
     let link: CachedLink | null = null
     try {
       const raw = await this.source.get(key)
@@ -119,9 +131,6 @@ export class LinkResolver {
         this.counters.resolveErrors++
         throw error
       }
-    }
-    if (generation === this.generation) {
-      this.l1.set(key, link, link ? this.options.l1TtlMs : this.options.negativeTtlMs, Date.now())
     }
     return link
   }
