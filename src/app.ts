@@ -25,7 +25,7 @@ import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
 import { statsModule } from './modules/stats'
-import { API_KEY_PREFIX, apiKeyPrincipal } from './modules/account/keys'
+import { API_KEY_PREFIX, apiKeyVerdicts } from './modules/account/keys'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { agentCalls, type AgentCalls, type Hold } from './plugins/agent-calls'
@@ -59,10 +59,11 @@ export function apiAgentCalls(services: Services, hold: Hold = (call) => holdCal
 
 /** One authenticator per token prefix; the auth plugin itself knows none. */
 export function apiAuth(services: Services, calls: AgentCalls = apiAgentCalls(services), agentTokens: AccessTokens = accessTokens(services)): Auth {
+  const keys = apiKeyVerdicts(services)
   return createAuth(
     [
       { prefix: GUEST_TOKEN_PREFIX, kind: 'guest', authenticate: (token) => guestPrincipal(services, token) },
-      { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => apiKeyPrincipal(services, token) },
+      { prefix: API_KEY_PREFIX, kind: 'account', authenticate: (token) => keys.principal(token) },
       { prefix: ACCESS_TOKEN_PREFIX, kind: 'account', authenticate: (token) => agentTokens.principal(token) },
     ],
     {

@@ -1,7 +1,8 @@
 // Pro checkouts. POST /account/upgrade starts one; only the provider confirms it (a verified Stripe
 // webhook, or the local provider's confirm button). The account becomes Pro in the same transaction
 // that marks the checkout paid; afterwards onUpgraded runs (app.ts wires the links module's
-// markAccountLinksPro: every link of the account written through to the redirect cache with `pro: 1`).
+// markAccountLinksPro: every link of the account written through to the redirect cache with `pro: 1`),
+// after the account's cached credentials are dropped (announceRevocation `account:<id>`).
 import { and, eq, ne } from 'drizzle-orm'
 import type { BillingProvider } from '../../billing/provider'
 import type { Config } from '../../core/config'
@@ -10,6 +11,7 @@ import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { formatPrice, type BillingInterval } from '../../billing/prices'
+import { announceRevocation } from '../agents/tokens'
 import { accountMeta } from './meta'
 import { loadAccount } from './service'
 import { ID_PREFIXES, newId } from '../../lib/ids'
@@ -128,7 +130,11 @@ export async function confirmCheckout(services: Services, target: Target, onUpgr
       .where(and(eq(accounts.id, row.accountId), eq(accounts.plan, 'free')))
     return row
   })
-  if (paid) await onUpgraded(paid.accountId)
+  if (paid) {
+    // Credentials cached with the Free plan (API keys here, at_ verdicts everywhere) are dropped.
+    await announceRevocation(services, `account:${paid.accountId}`)
+    await onUpgraded(paid.accountId)
+  }
   return paid
 }
 
