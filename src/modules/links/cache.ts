@@ -8,7 +8,7 @@
 // no longer yields the record just written, the key is deleted and the next redirect resolves afresh.
 // Whatever the interleaving, the last write is followed by its own check, which sees every commit made
 // before it; a commit after that check is followed by that writer's own write and check.
-import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm'
 import {
   encodeCachedLink,
   INVALIDATION_CHANNEL,
@@ -98,6 +98,35 @@ export async function syncLinkCache(
     if (publish) await services.kv.publish(INVALIDATION_CHANNEL, key)
   } catch {
     services.counters.cacheWriteFailures++
+  }
+}
+
+/**
+ * syncLinkCache of links this request has just created, all at once: their records stored, then one
+ * Postgres query for what every key should hold now (the same check, for the same reason), mismatches
+ * deleted, every key announced (a redirector may hold a "not found" for it). Never throws; each link
+ * whose write-through failed is counted.
+ */
+export async function syncCreatedLinks(services: Pick<Services, 'db' | 'kv' | 'counters'>, created: readonly { row: LinkRow; record: CachedLink }[]): Promise<void> {
+  if (created.length === 0) return
+  try {
+    await Promise.all(created.map(({ row, record }) => services.kv.set(linkCacheKey(row.domain, row.alias), encodeCachedLink(record), LINK_CACHE_TTL_SECONDS)))
+    const pairs = created.map(({ row }) => sql`(${row.domain}, ${row.alias})`)
+    const committed = await services.db
+      .select({ link: links, plan: accounts.plan })
+      .from(links)
+      .leftJoin(accounts, eq(accounts.id, links.accountId))
+      .where(sql`(${links.domain}, ${links.alias}) in (${sql.join(pairs, sql`, `)})`)
+    const now = new Map(committed.map(({ link, plan }) => [linkCacheKey(link.domain, link.alias), encodeCachedLink(recordOf({ ...link, plan }))]))
+    await Promise.all(
+      created.map(async ({ row, record }) => {
+        const key = linkCacheKey(row.domain, row.alias)
+        if (now.get(key) !== encodeCachedLink(record)) await services.kv.del(key)
+        await services.kv.publish(INVALIDATION_CHANNEL, key)
+      }),
+    )
+  } catch {
+    services.counters.cacheWriteFailures += created.length
   }
 }
 

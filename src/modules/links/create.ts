@@ -1,18 +1,18 @@
 // Creating links with an API key: every field of the shorten request applies. Checks that need no
 // database come first (url, dates), then the domain, then the password hash (slow on purpose, so it
 // runs outside any transaction); the quota and the insert share one short transaction.
-import { and, eq } from 'drizzle-orm'
-import { domains, type LinkRow } from '../../db/schema'
+import { and, eq, inArray } from 'drizzle-orm'
+import { domains, links, type LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { isReservedAlias } from './alias'
-import { planIsPro, syncLinkCache, toCachedLink } from './cache'
+import { planIsPro, syncCreatedLinks, toCachedLink } from './cache'
 import type { ShortenInput } from './model'
 import { accountMeta, linksCreatedSince, monthWindow } from '../account/meta'
 import { lockQuota, quotaExceeded } from './quota'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'
-import { insertWithAlias } from './insert'
+import { insertRows } from './insert'
 import { toLinkRecord } from './service'
 import { checkDestination, normalizeHost } from './url'
 
@@ -101,9 +101,12 @@ export interface NewLink {
   createdAt: Date
 }
 
-/** Validates one shorten request; `prefix` names its place in the request for hints ("body", "links[3]"). */
-export async function prepareLink(services: Services, account: AccountPrincipal, input: ShortenInput, prefix: string): Promise<NewLink> {
-  const url = await checkDestination(services, input.url)
+/**
+ * Validates one shorten request; `prefix` names its place in the request for hints ("body", "links[3]").
+ * `destination`: input.url already through checkDestination (bulk checks every item's in one query).
+ */
+export async function prepareLink(services: Services, account: AccountPrincipal, input: ShortenInput, prefix: string, destination?: string): Promise<NewLink> {
+  const url = destination ?? (await checkDestination(services, input.url))
   const now = services.now()
   const expiresAt = input.expiration === undefined ? new Date(now + DEFAULT_LINK_TTL_MS) : parseInstant(input.expiration, `${prefix}.expiration`)
   checkFutureExpiry(expiresAt, now, `${prefix}.expiration`)
@@ -115,45 +118,84 @@ export async function prepareLink(services: Services, account: AccountPrincipal,
   return { url, domain, alias: input.alias, passwordHash, expiresAt, activatedAt, createdAt: new Date(now) }
 }
 
-/** Thrown inside a dry run's transaction to roll it back with the result it would have committed. */
-class DryRunRollback extends Error {
-  constructor(readonly result: { row: LinkRow; used: number }) {
-    super('dry run')
+/** Thrown inside a transaction to roll it back with the result it would have committed. */
+class Rollback extends Error {
+  constructor(readonly result: Inserted) {
+    super('rollback')
+  }
+}
+
+/** Each link of a batch, in order: its row, or why it was refused (quota, alias); and this month's count. */
+export interface Inserted {
+  results: (LinkRow | ApiError)[]
+  used: number
+}
+
+function rowValues(account: AccountPrincipal, link: NewLink) {
+  return {
+    domain: link.domain.host,
+    url: link.url,
+    accountId: account.id,
+    passwordHash: link.passwordHash,
+    expiresAt: link.expiresAt,
+    activatedAt: link.activatedAt,
+    createdAt: link.createdAt,
+    updatedAt: link.createdAt,
   }
 }
 
 /**
- * Inserts a prepared link under the account's quota lock, then writes it through to the cache. Returns
- * the row and this month's link count including it. A dry run does all of it (the quota, the alias
- * clash, a generated alias) inside the transaction and rolls it back: nothing is stored, nothing cached.
+ * Inserts prepared links, in order, under the account's quota lock in one transaction, then writes
+ * them through to the cache. Each link gets what it would get alone, one after the other: over the
+ * month's quota LINK_QUOTA_EXCEEDED (whatever else), a taken alias ALIAS_TAKEN (using no quota).
+ *
+ * The lock, the month's count and the insert are sent together: three statements in one write,
+ * which Postgres runs in order, so the count is taken once the lock is held (each statement reads
+ * what was committed before it started). The insert is optimistic; rows past the quota are deleted
+ * again before the commit (the whole transaction rolls back when nothing is kept), so no other
+ * transaction ever sees them. A dry run does all of it and rolls back: nothing stored, nothing cached.
  */
-export async function insertLink(services: Services, account: AccountPrincipal, link: NewLink, prefix: string, dryRun = false): Promise<{ row: LinkRow; used: number }> {
-  const now = link.createdAt.getTime()
+export async function insertLinks(services: Services, account: AccountPrincipal, batch: readonly { link: NewLink; prefix: string }[], dryRun = false): Promise<Inserted> {
+  const now = services.now()
   const limit = services.config.limits.plans[account.plan].linksPerMonth
-  const result = await services.db.transaction(async (tx) => {
-    await lockQuota(tx, account.id)
-    const used = await linksCreatedSince(tx, account.id, monthWindow(now).start)
-    if (used >= limit) throw quotaExceeded(services, account.plan, used, now)
-    const values = {
-      domain: link.domain.host,
-      url: link.url,
-      accountId: account.id,
-      passwordHash: link.passwordHash,
-      expiresAt: link.expiresAt,
-      activatedAt: link.activatedAt,
-      createdAt: link.createdAt,
-      updatedAt: link.createdAt,
-    }
-    const row = await insertWithAlias(tx, services, values, { alias: link.alias, customDomain: link.domain.custom, prefix })
-    if (dryRun) throw new DryRunRollback({ row, used: used + 1 })
-    return { row, used: used + 1 }
-  }).catch((error: unknown) => {
-    if (error instanceof DryRunRollback) return error.result
-    throw error
-  })
-  if (dryRun) return result
-  await syncLinkCache(services, result.row, toCachedLink(result.row, planIsPro(account.plan)), { publish: true })
-  return result
+  const inserted = await services.db
+    .transaction(async (tx) => {
+      const rows = batch.map(({ link, prefix }) => ({ values: rowValues(account, link), choice: { alias: link.alias, customDomain: link.domain.custom, prefix } }))
+      // Each call sends its first statement before it awaits: the order of this array is the order
+      // of the statements on the connection.
+      const [, before, attempted] = await Promise.all([lockQuota(tx, account.id), linksCreatedSince(tx, account.id, monthWindow(now).start), insertRows(tx, services, rows)])
+      let used = before
+      const past: string[] = []
+      const results = attempted.map((result) => {
+        if (used >= limit) {
+          if (!(result instanceof ApiError)) past.push(result.id)
+          return quotaExceeded(services, account.plan, used, now)
+        }
+        if (!(result instanceof ApiError)) used++
+        return result
+      })
+      const outcome = { results, used }
+      if (dryRun || used === before) throw new Rollback(outcome)
+      if (past.length > 0) await tx.delete(links).where(inArray(links.id, past))
+      return outcome
+    })
+    .catch((error: unknown) => {
+      if (error instanceof Rollback) return error.result
+      throw error
+    })
+  if (dryRun) return inserted
+  const pro = planIsPro(account.plan)
+  const created = inserted.results.flatMap((result) => (result instanceof ApiError ? [] : [{ row: result, record: toCachedLink(result, pro) }]))
+  await syncCreatedLinks(services, created)
+  return inserted
+}
+
+/** One link: its row and this month's link count including it, or its refusal thrown. */
+export async function insertLink(services: Services, account: AccountPrincipal, link: NewLink, prefix: string, dryRun = false): Promise<{ row: LinkRow; used: number }> {
+  const { results, used } = await insertLinks(services, account, [{ link, prefix }], dryRun)
+  const [result] = results
+  if (result instanceof ApiError) throw result
+  return { row: result!, used }
 }
 
 /** POST /shorten with an API key (or an Agent's token); a dry run answers the link it would create. */

@@ -1,6 +1,7 @@
 // One insert for every new link, guest or account: the caller's alias, or a generated one drawn again
 // when it collides. A taken alias must not abort the caller's transaction (the quota lock and counters
-// live in it), so the insert skips on conflict instead of failing.
+// live in it), so the insert skips on conflict instead of failing. A batch is one multi-row INSERT:
+// Postgres inserts its rows in order, so of two items asking for one alias the first wins.
 import type { Db } from '../../db/client'
 import { links, type LinkRow } from '../../db/schema'
 import { newId } from '../../lib/ids'
@@ -22,24 +23,54 @@ export interface AliasChoice {
   prefix: string
 }
 
-export async function insertWithAlias(
-  tx: Pick<Db, 'insert'>,
-  services: Pick<Services, 'counters'>,
-  values: LinkValues,
-  choice: AliasChoice,
-): Promise<LinkRow> {
-  const attempts = choice.alias === undefined ? MAX_ALIAS_ATTEMPTS : 1
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    const alias = choice.alias ?? generateAlias()
-    if (choice.alias === undefined && !choice.customDomain && isReservedAlias(alias)) continue
-    const [row] = await tx
-      .insert(links)
-      .values({ ...values, id: newId('link'), alias })
-      .onConflictDoNothing({ target: [links.domain, links.alias] })
-      .returning()
-    if (row) return row
-    if (choice.alias !== undefined) throw new ApiError('ALIAS_TAKEN', `${choice.prefix}.alias: "${choice.alias}" is taken on ${values.domain}.`)
-    services.counters.aliasCollisions++
+export interface NewRow {
+  values: LinkValues
+  choice: AliasChoice
+}
+
+/** A generated alias; on the default domain never a reserved word. */
+function drawAlias(customDomain: boolean): string {
+  for (;;) {
+    const alias = generateAlias()
+    if (customDomain || !isReservedAlias(alias)) return alias
   }
-  throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
+}
+
+/**
+ * Inserts the rows in order, as one statement (generated aliases that collided are drawn again and
+ * inserted by a further statement). Each row's result, in order: the stored row, or 409 ALIAS_TAKEN
+ * for a caller's alias that is taken. The first statement is sent before this function first awaits,
+ * so a caller may send it in one write with the statements before it (create.ts: the quota lock).
+ */
+export async function insertRows(tx: Pick<Db, 'insert'>, services: Pick<Services, 'counters'>, items: readonly NewRow[]): Promise<(LinkRow | ApiError)[]> {
+  const results = new Array<LinkRow | ApiError>(items.length)
+  let pending = items.map((_, index) => index)
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === MAX_ALIAS_ATTEMPTS) throw new Error(`no free alias after ${MAX_ALIAS_ATTEMPTS} attempts`)
+    const rows = pending.map((index) => {
+      const { values, choice } = items[index]!
+      return { ...values, id: newId('link'), alias: choice.alias ?? drawAlias(choice.customDomain) }
+    })
+    const inserted = await tx.insert(links).values(rows).onConflictDoNothing({ target: [links.domain, links.alias] }).returning()
+    const byId = new Map(inserted.map((row) => [row.id, row]))
+    const again: number[] = []
+    pending.forEach((index, k) => {
+      const row = byId.get(rows[k]!.id)
+      const { choice, values } = items[index]!
+      if (row) results[index] = row
+      else if (choice.alias !== undefined) results[index] = new ApiError('ALIAS_TAKEN', `${choice.prefix}.alias: "${choice.alias}" is taken on ${values.domain}.`)
+      else {
+        services.counters.aliasCollisions++
+        again.push(index)
+      }
+    })
+    pending = again
+  }
+  return results
+}
+
+export async function insertWithAlias(tx: Pick<Db, 'insert'>, services: Pick<Services, 'counters'>, values: LinkValues, choice: AliasChoice): Promise<LinkRow> {
+  const [result] = await insertRows(tx, services, [{ values, choice }])
+  if (result instanceof ApiError) throw result
+  return result!
 }
