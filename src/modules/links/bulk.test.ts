@@ -114,6 +114,40 @@ describe('POST /api/v1/links/bulk', () => {
     expect(res.body.meta.usage, show(res)).toMatchObject({ links_this_month: 1000, links_remaining: 0 })
   })
 
+  test('in one transaction the quota still counts item by item: a taken alias uses none, items past it are not stored', async () => {
+    const account = await newAccount(api.deps.db)
+    const tag = uniqueName('', 6)
+    await api.deps.db.insert(links).values(
+      Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bt-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
+    )
+    const past = freshAlias('past')
+    const items = [{ url: 'https://example.com/t/0' }, { url: 'https://example.com/t/1', alias: `bt-${tag}-0` }, { url: 'https://example.com/t/2' }, { url: 'https://example.com/t/3', alias: past }]
+    const res = await bulk(account.key, { links: items })
+    expect(res.status, show(res)).toBe(200)
+    expect(res.body.data.results.map((r: { success: boolean; error?: string }) => (r.success ? 'ok' : r.error)), show(res)).toEqual(['ok', 'ALIAS_TAKEN', 'ok', 'LINK_QUOTA_EXCEEDED'])
+    expect(res.body.meta.usage.links_this_month, show(res)).toBe(1000)
+    expect(await countOf(account.id)).toBe(1000)
+    expect((await api.deps.db.select({ id: links.id }).from(links).where(eq(links.alias, past))).length, 'an item past the quota leaves its alias free').toBe(0)
+  })
+
+  test('security: concurrent bulk requests and shortens of one account never exceed the quota', async () => {
+    const account = await newAccount(api.deps.db)
+    const tag = uniqueName('', 6)
+    await api.deps.db.insert(links).values(
+      Array.from({ length: 995 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bc-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
+    )
+    const batch = (n: number) => ({ links: Array.from({ length: 4 }, (_, i) => ({ url: `https://example.com/c/${n}/${i}` })) })
+    const answers = await Promise.all([
+      bulk(account.key, batch(1)),
+      bulk(account.key, batch(2)),
+      call(app, 'POST', '/api/v1/shorten', { token: account.key, body: { url: 'https://example.com/c/s' } }),
+      bulk(account.key, batch(3)),
+    ])
+    const created = answers.reduce((sum, res) => sum + (res.body.data?.summary?.succeeded ?? (res.status === 200 ? 1 : 0)), 0)
+    expect(created, answers.map(show).join('\n')).toBe(5)
+    expect(await countOf(account.id)).toBe(1000)
+  })
+
   test('security: guest tokens and missing tokens are 401, before the body is looked at', async () => {
     const token = await newGuestToken(app)
     for (const res of [await bulk(token, { links: [{ url: 'https://example.com/' }] }), await call(app, 'POST', '/api/v1/links/bulk', { body: { links: 'x' } })]) {

@@ -1,10 +1,13 @@
 // POST /links/bulk: up to MAX_BULK_LINKS shorten requests, each created or refused on its own. Items
-// are validated and their passwords hashed a few at a time, then inserted in request order (so of two
-// items asking for one alias the first wins), each in its own transaction under the quota lock.
+// are validated (their destinations against the served domains in one query) and their passwords
+// hashed a few at a time, then inserted in request order (so of two items asking for one alias the
+// first wins) in one transaction under the quota lock, each item counted against the quota in turn.
 import { ApiError, toApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
-import { insertLink, prepareLink, type NewLink } from './create'
+import type { LinkRow } from '../../db/schema'
+import { insertLink, insertLinks, prepareLink, type NewLink } from './create'
+import { checkDestinations } from './url'
 import { shortenRequestValidator, type LinkRecord, type ShortenInput } from './model'
 import { accountMeta, currentAccountMeta } from '../account/meta'
 import { toLinkRecord } from './service'
@@ -64,29 +67,46 @@ async function mapLimit<T, R>(items: T[], limit: number, task: (item: T, index: 
  * both pass: nothing of the first is kept for the second to clash with).
  */
 export async function bulkCreate(services: Services, account: AccountPrincipal, items: unknown[], dryRun = false) {
-  const prepared = await mapLimit(items, PREPARE_CONCURRENCY, async (item, index): Promise<NewLink | BulkItemResult> => {
+  const inputs = items.map((item, index): ShortenInput | BulkItemResult => {
     try {
-      return await prepareLink(services, account, checkItem(item, `links[${index}]`), `links[${index}]`)
+      return checkItem(item, `links[${index}]`)
     } catch (error) {
       return failure(index, error)
     }
   })
-  const results: BulkItemResult[] = []
-  let used: number | null = null
-  for (const [index, link] of prepared.entries()) {
-    if ('success' in link) {
-      results.push(link)
-      continue
-    }
+  const destinations = await checkDestinations(services, inputs.map((input) => ('success' in input ? '' : input.url)))
+  const prepared = await mapLimit(inputs, PREPARE_CONCURRENCY, async (input, index): Promise<NewLink | BulkItemResult> => {
+    if ('success' in input) return input
     try {
-      const created = await insertLink(services, account, link, `links[${index}]`, dryRun)
-      if (!dryRun) used = created.used
-      results.push({ index, success: true, data: toLinkRecord(created.row, services) })
+      const destination = destinations[index]!
+      if (destination instanceof ApiError) throw destination
+      return await prepareLink(services, account, input, `links[${index}]`, destination)
     } catch (error) {
-      results.push(failure(index, error))
+      return failure(index, error)
+    }
+  })
+  const valid = prepared.flatMap((link, index) => ('success' in link ? [] : [{ link, prefix: `links[${index}]`, index }]))
+  const inserted = new Map<number, LinkRow | ApiError>()
+  let used: number | null = null
+  if (dryRun) {
+    for (const { link, prefix, index } of valid) inserted.set(index, await insertLink(services, account, link, prefix, true).then(({ row }) => row, toError))
+  } else if (valid.length > 0) {
+    try {
+      const batch = await insertLinks(services, account, valid)
+      used = batch.used
+      batch.results.forEach((result, k) => inserted.set(valid[k]!.index, result))
+    } catch (error) {
+      for (const { index } of valid) inserted.set(index, toError(error))
     }
   }
+  const results = prepared.map((link, index): BulkItemResult => {
+    if ('success' in link) return link
+    const result = inserted.get(index)!
+    return result instanceof ApiError ? failure(index, result) : { index, success: true, data: toLinkRecord(result, services) }
+  })
   const succeeded = results.filter((r) => r.success).length
   const meta = used === null ? await currentAccountMeta(services, account) : accountMeta(services, { plan: account.plan, linksThisMonth: used })
   return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded }, meta }
 }
+
+const toError = (error: unknown): ApiError => (error instanceof ApiError ? error : toApiError('UNKNOWN', error))

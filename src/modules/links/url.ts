@@ -4,7 +4,7 @@
 // spelling of an address of the machine that follows it (loopback, unspecified, link-local): such a
 // link redirects to itself until the client gives up, counting a click at every hop. A DNS name that
 // resolves to us slips through; the redirector's loop marker ends that after one hop (508).
-import { and, eq, isNotNull } from 'drizzle-orm'
+import { and, inArray, isNotNull } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { domains } from '../../db/schema'
 import { isThisMachine } from '../../lib/hosts'
@@ -66,13 +66,32 @@ function loops(why: string): ApiError {
 
 /** validateDestination, and not a verified custom domain of any account (those are served here too). */
 export async function checkDestination(services: Pick<Services, 'config' | 'db'>, raw: string): Promise<string> {
-  const href = validateDestination(raw, services.config)
-  const host = normalizeHost(new URL(href).hostname)
-  const [served] = await services.db
-    .select({ hostname: domains.hostname })
-    .from(domains)
-    .where(and(eq(domains.hostname, host), isNotNull(domains.verifiedAt)))
-    .limit(1)
-  if (served) throw loops(`${host} is a custom domain served here`)
-  return href
+  const [checked] = await checkDestinations(services, [raw])
+  if (checked instanceof ApiError) throw checked
+  return checked!
+}
+
+/** checkDestination of many URLs (a bulk request) with one query: each normalised URL, or its refusal. */
+export async function checkDestinations(services: Pick<Services, 'config' | 'db'>, raws: readonly string[]): Promise<(string | ApiError)[]> {
+  const checked = raws.map((raw) => {
+    try {
+      const href = validateDestination(raw, services.config)
+      return { href, host: normalizeHost(new URL(href).hostname) }
+    } catch (error) {
+      if (error instanceof ApiError) return error
+      throw error
+    }
+  })
+  const hosts = [...new Set(checked.flatMap((c) => (c instanceof ApiError ? [] : [c.host])))]
+  const served = new Set(
+    hosts.length === 0
+      ? []
+      : (
+          await services.db
+            .select({ hostname: domains.hostname })
+            .from(domains)
+            .where(and(inArray(domains.hostname, hosts), isNotNull(domains.verifiedAt)))
+        ).map((row) => row.hostname),
+  )
+  return checked.map((c) => (c instanceof ApiError ? c : served.has(c.host) ? loops(`${c.host} is a custom domain served here`) : c.href))
 }
