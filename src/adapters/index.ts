@@ -16,14 +16,16 @@ export interface Adapters {
 
 export async function openAdapters(
   config: Pick<Config, 'redisUrl'>,
-  opts: { commandTimeoutMs?: number; name?: string } = {},
+  opts: { commandTimeoutMs?: number; name?: string; autoPipelining?: boolean } = {},
 ): Promise<Adapters> {
   if (config.redisUrl) {
     // Imported lazily so the embedded default never loads ioredis.
     const { RedisKv } = await import('./redis-kv')
     const { RedisLimiter } = await import('./redis-limiter')
     const { RedisIdempotencyStore } = await import('./redis-idempotency')
-    const kv = new RedisKv(config.redisUrl, opts)
+    // Auto-pipelined unless said otherwise: the rate limit, cache and idempotency commands of the
+    // requests in flight share socket writes (redis-kv.ts).
+    const kv = new RedisKv(config.redisUrl, { autoPipelining: true, ...opts })
     // One command connection for all: the limiter and the idempotency store borrow it, so kv.close()
     // closes it once.
     const limiter = new RedisLimiter(kv.client)
