@@ -71,7 +71,7 @@ describe('the byte memo', () => {
     const lookup = (text: string) => {
       // The field sits inside a larger buffer, as in a segment line.
       const bytes = Buffer.from(`x\t${text}\ty`)
-      return memo.get(bytes, 2, 2 + text.length, (b, s, e) => (computed++, `value of ${b.toString('latin1', s, e)}`))
+      return memo.get(bytes, 2, 2 + text.length, (b, s, e) => (computed++, `value of ${Buffer.from(b.subarray(s, e)).toString('latin1')}`))
     }
     for (let round = 0; round < 3; round++) {
       expect(lookup(pair[0])).toBe(`value of ${pair[0]}`)
