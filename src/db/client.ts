@@ -1,5 +1,6 @@
 // Postgres for the API: postgres.js when DATABASE_URL is set, else PGlite (real Postgres compiled to
 // WASM) under DATA_DIR. Both are driven through the same drizzle schema, queries and migrations.
+import type { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { sql } from 'drizzle-orm'
 import { mkdirSync } from 'node:fs'
@@ -47,17 +48,19 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       close: () => client.end({ timeout: 5 }),
     }
   }
-  // Imported lazily so production images never load the embedded engine.
-  const { PGlite } = await import('@electric-sql/pglite')
+  // Imported lazily so production images never load the embedded engine. PGlite runs on a thread of its
+  // own (pglite-thread.ts): alive on the thread that serves requests, it slows every request there.
   const { drizzle } = await import('drizzle-orm/pglite')
   const { migrate } = await import('drizzle-orm/pglite/migrator')
-  const client = new PGlite(pgliteDir(config.dataDir))
-  const db = drizzle(client, { schema }) as unknown as Db
+  const { openPgliteThread } = await import('./pglite-thread')
+  const client = await openPgliteThread(pgliteDir(config.dataDir))
+  // drizzle-orm/pglite calls query() and transaction() of its client, which the thread's client answers.
+  const db = drizzle(client as unknown as PGlite, { schema }) as unknown as Db
   return {
     db,
     engine: 'pglite',
     // PGlite lives in this process alone, so there is nobody to race.
-    migrate: () => migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
+    migrate: () => migrate(drizzle(client as unknown as PGlite, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
     close: () => client.close(),
   }
 }
