@@ -208,7 +208,7 @@ export function benchRun(prefix: string, timeoutMs: number) {
     fail() {
       failed = true
     },
-    /** Runs main, then the cleanup; exits 1 (logs kept) if main threw or fail() was called, else 0 (work dir removed). */
+    /** Runs main, then the cleanup; exits 1 (logs kept) if main threw or fail() was called, else 0 (work dir removed unless BENCH_KEEP_LOGS is set). */
     async run(main: () => Promise<void>): Promise<never> {
       try {
         await main()
@@ -224,7 +224,8 @@ export function benchRun(prefix: string, timeoutMs: number) {
         log(`logs kept in ${workDir}`)
         process.exit(1)
       }
-      rmSync(workDir, { recursive: true, force: true })
+      if (process.env.BENCH_KEEP_LOGS) log(`logs kept in ${workDir} (BENCH_KEEP_LOGS)`)
+      else rmSync(workDir, { recursive: true, force: true })
       process.exit(0)
     },
   }
