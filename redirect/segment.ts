@@ -58,22 +58,27 @@ export function clickLine(e: ClickEvent): string {
 
 /** Where frames are encoded: reused, since the log writes each frame synchronously before the next. */
 let scratch = Buffer.allocUnsafe(1 << 16)
+/** Bytes left before the payload for its length line (up to 15 digits and the newline). */
+const HEADER_ROOM = 16
 
 /**
  * One group commit's clicks as one frame, encoded once into a reused buffer (no allocation per turn on
- * the serving thread). The returned bytes are valid until the next call: the log writes them at once.
+ * the serving thread). The payload is written first, after room for its length line, so its UTF-8 length
+ * is what the write returns rather than a second pass over it. The returned bytes are valid until the
+ * next call: the log writes them at once.
  */
 export function clickFrame(events: ClickEvent[]): { frame: Uint8Array; rows: number } {
   let payload = ''
   for (const event of events) payload += clickLine(event)
-  const length = Buffer.byteLength(payload)
+  // At most 3 UTF-8 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units).
+  const most = HEADER_ROOM + payload.length * 3 + 1
+  if (most > scratch.length) scratch = Buffer.allocUnsafe(Math.max(most, scratch.length * 2))
+  const length = scratch.write(payload, HEADER_ROOM, 'utf8')
   const header = `${length}\n`
-  const size = header.length + length + 1
-  if (size > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size, scratch.length * 2))
-  scratch.write(header, 0, 'latin1')
-  scratch.write(payload, header.length, 'utf8')
-  scratch[size - 1] = 10
-  return { frame: scratch.subarray(0, size), rows: events.length }
+  const start = HEADER_ROOM - header.length
+  scratch.write(header, start, 'latin1')
+  scratch[HEADER_ROOM + length] = 10
+  return { frame: scratch.subarray(start, HEADER_ROOM + length + 1), rows: events.length }
 }
 
 /**

@@ -60,9 +60,12 @@ function embeddedSink() {
  */
 const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
+/** The character after the first '/' of every API path: most short links are ruled out by it alone. */
+const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))
 
 function isApiPath(url: string): boolean {
   const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (!API_FIRST_CHARS.has(url.charCodeAt(start + 1))) return false
   const query = url.indexOf('?', start)
   const path = query === -1 ? url.slice(start) : url.slice(start, query)
   return API_BARE_PATHS.has(path) || API_PREFIXES.some((prefix) => path.startsWith(prefix))
