@@ -7,7 +7,7 @@ import { accounts, apiKeys } from '../../db/schema'
 import { hashSecret } from '../../lib/secrets'
 import { call, show, testApi, type TestApp } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
-import { announceRevocation } from '../agents/tokens'
+import { announceRevocation } from '../../plugins/revocations'
 import { KEY_VERDICT_TTL_MS } from './keys'
 
 let api: Awaited<ReturnType<typeof testApi>>

@@ -13,7 +13,7 @@ import { limitCredential } from './request-limit'
 import { newId } from '../../lib/ids'
 import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
 import { TtlCache } from '../../core/ttl-cache'
-import { onLocalRevocation } from '../agents/tokens'
+import { onLocalRevocation } from '../../plugins/revocations'
 
 export const API_KEY_PREFIX = TOKEN_PREFIXES.apiKey
 /** Characters of a key kept in clear to tell keys apart ("mk_AbCd…"). */

@@ -8,7 +8,8 @@ import { isId, newId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { DEFAULT_REQUIRE_APPROVAL, isScope, type Operation } from '../../lib/agent-access'
-import { ACCESS_TOKEN_TTL_S, announceRevocation, issueTokens } from './tokens'
+import { announceRevocation } from '../../plugins/revocations'
+import { ACCESS_TOKEN_TTL_S, issueTokens } from './tokens'
 
 export type AgentRow = typeof agents.$inferSelect
 type Tx = Pick<Db, 'select' | 'insert' | 'update'>

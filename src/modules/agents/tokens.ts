@@ -1,18 +1,15 @@
 // at_ and rt_ tokens: what an Agent holds, however it got them (OAuth consent and the token endpoint in
 // src/modules/oauth, or minted by the human for the Agent directly). Opaque, stored as their SHA-256
-// only; a family is what one grant issued. Every revocation is announced on REVOCATION_CHANNEL after it
-// commits, so each process drops the verdicts it cached (verdicts.ts).
+// only; a family is what one grant issued. Every revocation is announced after it commits
+// (src/plugins/revocations.ts), so each process drops the verdicts it cached (verdicts.ts).
 import type { Db } from '../../db/client'
 import { oauthTokens } from '../../db/schema'
-import { errorSummary } from '../../lib/errors'
 import { newId } from '../../lib/ids'
 import { hashSecret, newToken } from '../../lib/secrets'
-import type { Services } from '../../services'
 
 export const ACCESS_TOKEN_TTL_S = 900
 /** A refresh token lives 30 days from its issue; each rotation starts a new one. */
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600
-export const REVOCATION_CHANNEL = 'oauth:revocations'
 
 export interface TokenResponse {
   access_token: string
@@ -62,23 +59,4 @@ export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<
   return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
 }
 
-/** This process's verdict caches by store: a revocation drops them before it is even published. */
-const localListeners = new WeakMap<object, Set<(message: string) => void>>()
-
-/** Hears this process's own revocations at once (pub/sub brings them back later, and brings the others'). */
-export function onLocalRevocation(services: Pick<Services, 'kv'>, listener: (message: string) => void): void {
-  let set = localListeners.get(services.kv)
-  if (!set) localListeners.set(services.kv, (set = new Set()))
-  set.add(listener)
-}
-
-/** Tells every process to drop cached verdicts (`family:<id>`, `agent:<id>`, `token:<hash>`). Best effort: the cache's own TTL bounds a lost message. */
-export async function announceRevocation(services: Pick<Services, 'kv'>, message: string): Promise<void> {
-  for (const listener of localListeners.get(services.kv) ?? []) listener(message)
-  try {
-    await services.kv.publish(REVOCATION_CHANNEL, message)
-  } catch (error) {
-    console.error(`[oauth] revocation not announced (${message.split(':', 1)[0]}); cached verdicts expire on their own: ${errorSummary(error)}`)
-  }
-}
 

@@ -13,7 +13,7 @@ import type { Services } from '../../services'
 import { limitCredential } from '../account/request-limit'
 import { audienceAllows, type Endpoint } from './audience'
 import { agentCredentialId, agentPrincipal, type AgentIdentity } from './principal'
-import { onLocalRevocation, REVOCATION_CHANNEL } from './tokens'
+import { onLocalRevocation, REVOCATION_CHANNEL } from '../../plugins/revocations'
 
 /** How long a verdict may be reused without asking Postgres; revocations do not wait for it. */
 export const VERDICT_TTL_MS = 10_000
