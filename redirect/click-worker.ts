@@ -2,33 +2,15 @@
 // sealed (with its own ClickHouse client, or through the serving thread's sink), and reports its
 // counters and the bytes it freed in the spool.
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import { batchBytes, ClickBatcher, type ClickSink } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 import type { WorkerReply, WorkerRequest } from './recorder'
+import { lowerThisThread } from '../src/core/threads'
 
 declare const self: Worker
 
 /** How often the counters reach the serving thread (its /health shows them). */
 const STATS_MS = 250
-
-/**
- * This thread's nice value: when it and the thread serving redirects want the same core, redirects go
- * first, and shipping works off its backlog (on disk, bounded by the spool) as soon as the core has time.
- * Where the process has a core to spare, as it should, this changes nothing.
- */
-export const CLICK_WORKER_NICE = 10
-
-/** Lowers this thread's priority (Linux: the thread's own id from /proc/thread-self); elsewhere a no-op. */
-function lowerPriority(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, CLICK_WORKER_NICE)
-  } catch {
-    // Not Linux, or not allowed: the thread keeps the process's priority.
-  }
-}
 
 let batcher: ClickBatcher | null = null
 const reply = (message: WorkerReply) => self.postMessage(message)
@@ -67,7 +49,8 @@ self.onmessage = async (message: MessageEvent<WorkerRequest>) => {
     return
   }
   if (request.type === 'init') {
-    lowerPriority()
+    // Redirects go first when this thread and the serving one want the same core (src/core/threads.ts).
+    lowerThisThread()
     try {
       // The batcher reports outages itself (once, and on recovery); the client stays quiet.
       const sink = request.clickhouseUrl === null

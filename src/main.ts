@@ -10,6 +10,7 @@ import { createApi } from './app'
 import { rawInsertOf } from './adapters/clickhouse'
 import { configOrExit, openRuntimeOrExit } from './boot'
 import { stopOnSignal } from './core/shutdown'
+import { keepServingThreadFirst } from './core/threads'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
@@ -83,6 +84,9 @@ const listening = Bun.serve({
 })
 
 server = listening
+// This thread answers redirects and API requests; chDB's threads, PGlite's and the click worker yield to
+// it when they want the same core (src/core/threads.ts).
+const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
   API:         http://localhost:${listening.port}/api/v1
@@ -90,6 +94,7 @@ console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
   Short links: ${config.shortBaseUrl}/<alias>`)
 
 stopOnSignal('link service', async () => {
+  stopLowering()
   stopSweep()
   listening.stop()
   await redirector.stop()
