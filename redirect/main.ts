@@ -3,6 +3,7 @@
 // REDIRECT_WORKERS above 1 (default: the machine's cores) this process supervises that many redirector
 // processes sharing the port (redirect/workers.ts) and serves nothing itself.
 import { ConfigError, parseConfig } from '../src/core/config'
+import { keepServingThreadFirst } from '../src/core/threads'
 import { stopOnSignal } from '../src/core/shutdown'
 import { fetchTransport, internalApi } from './internal-api'
 import { workerRecorder } from './recorder'
@@ -49,8 +50,12 @@ async function serve(name: string, sharedPort: boolean) {
     error: () => new Response('Internal error', { status: 500 }),
   })
   console.log(`${name} listening on http://localhost:${server.port} for ${config.shortDomain}`)
+  // This thread answers redirects; the click worker and the runtime's own threads yield to it when they
+  // want the same core (src/core/threads.ts).
+  const stopLowering = keepServingThreadFirst()
 
   stopOnSignal(name, async () => {
+    stopLowering()
     server.stop()
     await redirector.stop()
     const stats = redirector.recorder.stats()
