@@ -2,9 +2,11 @@
 // ClickHouse in one query per response (clickCounts), never one per link. ClickHouse is not needed to
 // manage links: when it fails or is slower than CLICK_COUNTS_BUDGET_MS the records are answered without
 // the two fields (both are optional in the schema; 0 would be a wrong number) and meta.notices says why.
+// Responses asking for the same links at once share one query (lib/single-flight.ts).
 import { clickCounts } from '../../analytics/stats'
 import type { Services } from '../../services'
 import { errorSummary } from '../../lib/errors'
+import { singleFlightPer } from '../../lib/single-flight'
 
 /** Longest a link response waits for its click counts. */
 export const CLICK_COUNTS_BUDGET_MS = 1500
@@ -16,13 +18,15 @@ export const CLICKS_UNAVAILABLE_NOTICE = {
 
 export type ClickTotals = Map<string, { clicks: number; last_clicked_at: string | null }>
 
+const sharedCounts = singleFlightPer<ClickTotals>()
+
 /** Counts for the links, or null when ClickHouse does not answer in time (logged, never thrown). */
 export async function clickTotals(services: Pick<Services, 'clickhouse'>, linkIds: readonly string[]): Promise<ClickTotals | null> {
   if (linkIds.length === 0) return new Map()
   let timer: ReturnType<typeof setTimeout> | undefined
   try {
     return await Promise.race([
-      clickCounts(services.clickhouse, linkIds),
+      sharedCounts(services.clickhouse, [...linkIds].sort().join(' '), () => clickCounts(services.clickhouse, linkIds)),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`click counts took over ${CLICK_COUNTS_BUDGET_MS} ms`)), CLICK_COUNTS_BUDGET_MS)
       }),

@@ -1,7 +1,7 @@
 // GET /links/{alias}/stats (spec 4.2 rule 4, 2.5): the caller's own link, found as the links module finds
 // it (getOwnLink: another account's link is 404 like an unknown one, so nothing leaks); then Pro gets the
 // statistics, Free a 403 STATS_REQUIRES_PRO carrying the basic totals. Bots are left out unless asked for.
-import { linkStats, type Period } from '../../analytics/stats'
+import { linkStats, type LinkStats, type Period } from '../../analytics/stats'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
@@ -10,6 +10,10 @@ import { getOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
 import { errorSummary } from '../../lib/errors'
+import { singleFlightPer } from '../../lib/single-flight'
+
+/** Identical statistics asked for at once (a shared dashboard, a polling client) share one query. */
+const sharedStats = singleFlightPer<LinkStats>()
 
 /**
  * Extra sections of Pro statistics from other modules (e.g. conversions and revenue):
@@ -51,7 +55,9 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
   let data
   try {
     const [stats, ...parts] = await Promise.all([
-      linkStats(services.clickhouse, { linkId: row.id, period: req.period, includeBots: req.includeBots, now }),
+      sharedStats(services.clickhouse, `${row.id} ${req.period} ${req.includeBots}`, () =>
+        linkStats(services.clickhouse, { linkId: row.id, period: req.period, includeBots: req.includeBots, now }),
+      ),
       ...sections.map((section) => section(services, row, { period: req.period, now })),
     ])
     data = Object.assign({ ...head, ...stats }, ...parts)
