@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { date, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
 import { guestSessions } from './guests'
 
@@ -29,3 +29,20 @@ export const links = pgTable(
 
 /** A row of `links` as drizzle reads it. */
 export type LinkRow = typeof links.$inferSelect
+
+/**
+ * How many of an account's links were created in each calendar month (UTC; the quota's month, account/
+ * meta.ts): the month's quota count and a list's total read these rows instead of counting links. Kept
+ * by triggers on `links` (migration 0009) on every path that adds, removes or moves a link; never
+ * written by the application.
+ */
+export const accountLinkMonths = pgTable(
+  'account_link_months',
+  {
+    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    /** The month's first day, e.g. "2026-11-01". */
+    month: date('month', { mode: 'string' }).notNull(),
+    links: integer('links').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.month] })],
+)

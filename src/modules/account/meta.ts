@@ -2,10 +2,10 @@
 // against the monthly link quota (and the route's own resource: tags, custom domains), notices, and on
 // Free its limitations and the way to Pro. The calendar month (UTC) of the quota, the count of links in
 // it and the upgrade URL live here too, so every module reads them alike.
-import { and, count, eq, gte } from 'drizzle-orm'
+import { and, eq, gte, sum, type SQL } from 'drizzle-orm'
 import { formatPrice } from '../../billing/prices'
 import type { Db } from '../../db/client'
-import { links, type Plan } from '../../db/schema'
+import { accountLinkMonths, type Plan } from '../../db/schema'
 import type { AccountPrincipal } from '../../plugins/auth'
 import type { Services } from '../../services'
 import { freePlanHint, PLAN_FEATURES, proBenefits, type Limits } from './plans'
@@ -24,13 +24,27 @@ export function monthWindow(nowMs: number): { start: Date; next: Date } {
   }
 }
 
-/** Links of the account created since `start` (claimed guest links count in their month). */
-export async function linksCreatedSince(db: Pick<Db, 'select'>, accountId: string, start: Date): Promise<number> {
-  const [row] = await db
-    .select({ n: count() })
-    .from(links)
-    .where(and(eq(links.accountId, accountId), gte(links.createdAt, start)))
+/**
+ * The account's links counted per month by Postgres itself (account_link_months, kept by triggers on
+ * links): a few rows however many links, read inside the caller's transaction when it passes one.
+ */
+async function countedLinks(db: Pick<Db, 'select'>, where: SQL | undefined): Promise<number> {
+  const [row] = await db.select({ n: sum(accountLinkMonths.links) }).from(accountLinkMonths).where(where)
   return Number(row?.n ?? 0)
+}
+
+/**
+ * Links of the account created since `monthStart`, a month's first instant (monthWindow): claimed guest
+ * links count in the month they were created, a deleted link no longer counts.
+ */
+export function linksCreatedSince(db: Pick<Db, 'select'>, accountId: string, monthStart: Date): Promise<number> {
+  const month = monthStart.toISOString().slice(0, 10)
+  return countedLinks(db, and(eq(accountLinkMonths.accountId, accountId), gte(accountLinkMonths.month, month)))
+}
+
+/** Every link of the account, whenever created. */
+export function linksOfAccount(db: Pick<Db, 'select'>, accountId: string): Promise<number> {
+  return countedLinks(db, eq(accountLinkMonths.accountId, accountId))
 }
 
 export function linksCreatedThisMonth(services: Pick<Services, 'db' | 'now'>, accountId: string): Promise<number> {

@@ -151,9 +151,11 @@ function rowValues(account: AccountPrincipal, link: NewLink) {
  *
  * The lock, the month's count and the insert are sent together: three statements in one write,
  * which Postgres runs in order, so the count is taken once the lock is held (each statement reads
- * what was committed before it started). The insert is optimistic; rows past the quota are deleted
- * again before the commit (the whole transaction rolls back when nothing is kept), so no other
- * transaction ever sees them. A dry run does all of it and rolls back: nothing stored, nothing cached.
+ * what was committed before it started). The count is the month's counter (account_link_months),
+ * which the insert's trigger raises inside this transaction. The insert is optimistic; rows past the
+ * quota are deleted again before the commit, which lowers the counter again (the whole transaction
+ * rolls back when nothing is kept), so no other transaction ever sees them or their count. A dry run
+ * does all of it and rolls back: nothing stored, nothing counted, nothing cached.
  */
 export async function insertLinks(services: Services, account: AccountPrincipal, batch: readonly { link: NewLink; prefix: string }[], dryRun = false): Promise<Inserted> {
   const now = services.now()

@@ -13,6 +13,7 @@ import { toLinkRecord } from './service'
 import { clickTotals, withClicks } from './clicks'
 import { checkDestination, normalizeHost } from './url'
 import { findOwnedLink, linkHost, linkNotFound } from './owned'
+import { linksOfAccount } from '../account/meta'
 
 
 /** The host named by a `domain` query parameter; the default domain when there is none. */
@@ -27,6 +28,12 @@ export function likeSubstring(text: string): string {
 
 /** created_at to the microsecond, as text: what a cursor carries. */
 const createdUs = sql<string>`((extract(epoch from ${links.createdAt}) * 1000000)::bigint)::text`
+
+/** The links a filtered list matches: a count of them (the account's own total is kept counted). */
+async function countMatching(services: Services, matching: SQL | undefined): Promise<number> {
+  const [row] = await services.db.select({ n: count() }).from(links).where(matching)
+  return Number(row?.n ?? 0)
+}
 
 export async function listLinks(services: Services, account: AccountPrincipal, query: LinkListInput) {
   const limit = query.limit ?? 20
@@ -45,8 +52,10 @@ export async function listLinks(services: Services, account: AccountPrincipal, q
         sql`(${links.createdAt}, ${links.id}) < (timestamptz 'epoch' + ${position.createdUs}::bigint * interval '1 microsecond', ${position.id})`,
       )
     : matching
-  const [[totals], rows] = await Promise.all([
-    services.db.select({ n: count() }).from(links).where(matching),
+  const [total, rows] = await Promise.all([
+    // With no filter but the account the total is Postgres's own counters (a few rows); a domain or a
+    // search has to count what it matches.
+    filters.length === 1 ? linksOfAccount(services.db, account.id) : countMatching(services, matching),
     services.db
       .select({ ...getTableColumns(links), createdUs })
       .from(links)
@@ -63,7 +72,7 @@ export async function listLinks(services: Services, account: AccountPrincipal, q
   return {
     links: shown.map((row) => withClicks(toLinkRecord(row, services), row.id, counts)),
     pagination: {
-      total: Number(totals?.n ?? 0),
+      total,
       limit,
       offset,
       next_cursor: rows.length > limit && last ? encodeCursor({ createdUs: last.createdUs, id: last.id }) : null,

@@ -1,7 +1,8 @@
 // The monthly link quota of a plan (config.limits: linksPerMonth), enforced. A month is a calendar month
-// in UTC (account/meta.ts). The count is of the account's links created this month, taken under a
-// transaction-scoped advisory lock on the account: concurrent creates of one account queue on it, so
-// the quota is exact across processes; other accounts never wait.
+// in UTC (account/meta.ts). The count is of the account's links created this month (the month's row of
+// account_link_months, which triggers on links keep), taken under a transaction-scoped advisory lock on
+// the account: concurrent creates of one account queue on it, so the quota is exact across processes;
+// other accounts never wait.
 import type { Db } from '../../db/client'
 import type { Plan } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
