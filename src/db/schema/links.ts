@@ -23,7 +23,7 @@ export const links = pgTable(
   (t) => [
     uniqueIndex('links_domain_alias_key').on(t.domain, t.alias),
     index('links_guest_idx').on(t.guestId).where(sql`${t.guestId} is not null`),
-    index('links_account_idx').on(t.accountId, t.createdAt).where(sql`${t.accountId} is not null`),
+    index('links_account_idx').on(t.accountId, t.createdAt, t.id).where(sql`${t.accountId} is not null`),
   ],
 )
 
