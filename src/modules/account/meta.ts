@@ -2,7 +2,7 @@
 // against the monthly link quota (and the route's own resource: tags, custom domains), notices, and on
 // Free its limitations and the way to Pro. The calendar month (UTC) of the quota, the count of links in
 // it and the upgrade URL live here too, so every module reads them alike.
-import { and, eq, gte, sum, type SQL } from 'drizzle-orm'
+import { and, eq, gte, sql, sum, type SQL } from 'drizzle-orm'
 import { formatPrice } from '../../billing/prices'
 import type { Db } from '../../db/client'
 import { accountLinkMonths, type Plan } from '../../db/schema'
@@ -42,9 +42,14 @@ export function linksCreatedSince(db: Pick<Db, 'select'>, accountId: string, mon
   return countedLinks(db, and(eq(accountLinkMonths.accountId, accountId), gte(accountLinkMonths.month, month)))
 }
 
-/** Every link of the account, whenever created. */
-export function linksOfAccount(db: Pick<Db, 'select'>, accountId: string): Promise<number> {
-  return countedLinks(db, eq(accountLinkMonths.accountId, accountId))
+/** Every link of the account, whenever created, and those created since `monthStart`: one query. */
+export async function linksOfAccount(db: Pick<Db, 'select'>, accountId: string, monthStart: Date): Promise<{ all: number; sinceMonth: number }> {
+  const month = monthStart.toISOString().slice(0, 10)
+  const [row] = await db
+    .select({ all: sum(accountLinkMonths.links), sinceMonth: sql<string | null>`sum(${accountLinkMonths.links}) filter (where ${accountLinkMonths.month} >= ${month})` })
+    .from(accountLinkMonths)
+    .where(eq(accountLinkMonths.accountId, accountId))
+  return { all: Number(row?.all ?? 0), sinceMonth: Number(row?.sinceMonth ?? 0) }
 }
 
 export function linksCreatedThisMonth(services: Pick<Services, 'db' | 'now'>, accountId: string): Promise<number> {

@@ -11,7 +11,7 @@ import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
 import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
-import { accountMeta, currentAccountMeta, linksCreatedThisMonth } from '../account/meta'
+import { accountMeta, currentAccountMeta } from '../account/meta'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../account/plans'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
@@ -79,8 +79,7 @@ export function linksModule(services: Services, auth: Auth) {
     .get(
       '/api/v1/links',
       async ({ query, account }) => {
-        // The month's count for meta does not wait for the page (nor the page for it).
-        const [data, linksThisMonth] = await Promise.all([listLinks(services, account, query), linksCreatedThisMonth(services, account.id)])
+        const { data, linksThisMonth } = await listLinks(services, account, query)
         return { success: true, data, meta: accountMeta(services, { plan: account.plan, linksThisMonth, notices: clickNotices(data.links) }) }
       },
       {

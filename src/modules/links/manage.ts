@@ -13,7 +13,7 @@ import { toLinkRecord } from './service'
 import { clickTotals, withClicks } from './clicks'
 import { checkDestination, normalizeHost } from './url'
 import { findOwnedLink, linkHost, linkNotFound } from './owned'
-import { linksOfAccount } from '../account/meta'
+import { linksCreatedSince, linksOfAccount, monthWindow } from '../account/meta'
 
 
 /** The host named by a `domain` query parameter; the default domain when there is none. */
@@ -52,10 +52,13 @@ export async function listLinks(services: Services, account: AccountPrincipal, q
         sql`(${links.createdAt}, ${links.id}) < (timestamptz 'epoch' + ${position.createdUs}::bigint * interval '1 microsecond', ${position.id})`,
       )
     : matching
-  const [total, rows] = await Promise.all([
-    // With no filter but the account the total is Postgres's own counters (a few rows); a domain or a
-    // search has to count what it matches.
-    filters.length === 1 ? linksOfAccount(services.db, account.id) : countMatching(services, matching),
+  const monthStart = monthWindow(services.now()).start
+  const [linkCounts, rows] = await Promise.all([
+    // With no filter but the account, the total and the month's count (meta) are Postgres's own counters,
+    // a few rows read by one query; a domain or a search has to count what it matches.
+    filters.length === 1
+      ? linksOfAccount(services.db, account.id, monthStart)
+      : Promise.all([countMatching(services, matching), linksCreatedSince(services.db, account.id, monthStart)]).then(([all, sinceMonth]) => ({ all, sinceMonth })),
     services.db
       .select({ ...getTableColumns(links), createdUs })
       .from(links)
@@ -68,16 +71,17 @@ export async function listLinks(services: Services, account: AccountPrincipal, q
   const shown = rows.slice(0, limit)
   const last = shown.at(-1)
   // One ClickHouse query for the whole page; records lack clicks when it does not answer.
-  const counts = await clickTotals(services, shown.map((row) => row.id))
-  return {
-    links: shown.map((row) => withClicks(toLinkRecord(row, services), row.id, counts)),
+  const clicks = await clickTotals(services, shown.map((row) => row.id))
+  const data = {
+    links: shown.map((row) => withClicks(toLinkRecord(row, services), row.id, clicks)),
     pagination: {
-      total,
+      total: linkCounts.all,
       limit,
       offset,
       next_cursor: rows.length > limit && last ? encodeCursor({ createdUs: last.createdUs, id: last.id }) : null,
     },
   }
+  return { data, linksThisMonth: linkCounts.sinceMonth }
 }
 
 /** The columns a PATCH changes; fields left out keep their value, null clears. */
