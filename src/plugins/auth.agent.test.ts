@@ -34,6 +34,7 @@ const app = new Elysia()
   .use(errors)
   .use(auth.plugin)
   .get('/links', ({ principal }) => ({ credential: principal.credentialId }), { account: { scopes: ['links:read'] } })
+  .post('/links', ({ principal }) => ({ credential: principal.credentialId }), { account: { scopes: ['links:write'] } })
   .get('/tags', () => ({ ok: true }), { account: { scopes: ['tags:read'] } })
   .get('/human', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
   .post('/human', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
@@ -86,7 +87,7 @@ describe('an Agent token (at_)', () => {
   })
 })
 
-describe('the signed-in session on human routes', () => {
+describe('the signed-in session (the dashboard\'s credential)', () => {
   test('reads with the cookie alone', async () => {
     const r = await send('GET', '/human', { cookie: 'ls_session=good' })
     expect(r.status, r.text).toBe(200)
@@ -103,10 +104,25 @@ describe('the signed-in session on human routes', () => {
     expect(ok.status, ok.text).toBe(200)
   })
 
-  test('an unknown cookie is 401; the cookie is no credential on scoped API routes', async () => {
-    const r = await send('GET', '/human', { cookie: 'ls_session=forged' })
+  test('an unknown cookie is 401, on human and on scoped API routes', async () => {
+    for (const path of ['/human', '/links']) {
+      const r = await send('GET', path, { cookie: 'ls_session=forged' })
+      expect(r.status, `${path}: ${r.text}`).toBe(401)
+    }
+  })
+
+  test('scoped API routes take the session too: reads with the cookie, writes only with X-CSRF-Token', async () => {
+    const read = await send('GET', '/links', { cookie: 'ls_session=good' })
+    expect(read.status, read.text).toBe(200)
+    const forged = await send('POST', '/links', { cookie: 'ls_session=good' })
+    expect(forged.status, forged.text).toBe(403)
+    expect(forged.body.error).toBe('CSRF_TOKEN_INVALID')
+    const write = await send('POST', '/links', { cookie: 'ls_session=good', 'x-csrf-token': CSRF })
+    expect(write.status, write.text).toBe(200)
+  })
+
+  test('a bearer token sent with the cookie decides alone: a bad one is 401 even with a good session', async () => {
+    const r = await send('GET', '/links', { cookie: 'ls_session=good', authorization: `Bearer at_${'x'.repeat(36)}revoked` })
     expect(r.status, r.text).toBe(401)
-    const links = await send('GET', '/links', { cookie: 'ls_session=good' })
-    expect(links.status, links.text).toBe(401)
   })
 })

@@ -4,6 +4,8 @@
 //   { account: … }         mk_ API keys and at_ Agent tokens    → the handler gets `account`
 //   { guestOrAccount: … }  any of those                         → the handler gets `principal` (kind: guest | account)
 //   { human: true }        an API key or the signed-in session  → the handler gets `account`
+// Every mode that takes an account also takes the signed-in session (the dashboard's credential) when no
+// Authorization header is sent; its writes need X-CSRF-Token. Only `human` refuses at_ tokens.
 // The option's value is the route's RouteAccess (plugins/principal.ts): what an Agent's token needs
 // there. Every handler also gets `principal`, which the idempotency plugin scopes its keys by. The token
 // is checked in the transform step, before body validation, so an unauthenticated caller learns nothing
@@ -38,8 +40,8 @@ export type AuthMode = 'guest' | 'account' | 'guestOrAccount' | 'human'
 const MODE_KINDS: Record<AuthMode, readonly PrincipalKind[]> = { guest: ['guest'], account: ['account'], guestOrAccount: ['guest', 'account'], human: ['account'] }
 const ACCEPTS: Record<AuthMode, string> = {
   guest: 'a guest token (gt_)',
-  account: 'an API key (mk_) or an OAuth access token (at_)',
-  guestOrAccount: 'a guest token (gt_), an API key (mk_) or an OAuth access token (at_)',
+  account: 'an API key (mk_), an OAuth access token (at_) or the signed-in session',
+  guestOrAccount: 'a guest token (gt_), an API key (mk_), an OAuth access token (at_) or the signed-in session',
   human: 'an API key (mk_) or the signed-in session',
 }
 
@@ -113,10 +115,16 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
     if (!MODE_KINDS[mode].includes(principal.kind)) throw unauthorized(new ApiError('UNAUTHORIZED', `This endpoint needs ${ACCEPTS[mode]}.`), resourceMetadataUrl, true)
     return principal
   }
-  /** A human-mode request: the bearer key if one is sent, else the session (whose writes need the CSRF token). */
-  async function human(request: Request): Promise<Principal> {
+  /**
+   * A request to a route an account may call (account, guestOrAccount, human): the bearer token if one is
+   * sent, else the signed-in session (the dashboard's credential), whose writes need the CSRF token. A
+   * cookie rides along with every request the browser makes to this origin, including those another site
+   * triggers, hence the token on writes; reads are safe from other sites since none of these routes
+   * answers CORS with credentials, so a page elsewhere cannot read the answer.
+   */
+  async function sessionOrToken(mode: AuthMode, request: Request): Promise<Principal> {
     const header = request.headers.get('authorization')
-    if (!sent(header) && options.session) {
+    if (!sent(header) && options.session && MODE_KINDS[mode].includes('account')) {
       const principal = await options.session(request)
       if (principal?.kind === 'account' && principal.session) {
         const csrf = request.headers.get('x-csrf-token')
@@ -124,13 +132,13 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
         return principal
       }
     }
-    return byToken('human', header)
+    return byToken(mode, header)
   }
   /** The request's principal, admitted to the route's access (an Agent's call is captured, accepted or refused). */
   async function admitted(request: Request, mode: AuthMode, access: RouteAccess, clock: CallClock = startClock()): Promise<Principal> {
     let principal: Principal
     try {
-      principal = delegated(mode, request) ?? (mode === 'human' ? await human(request) : await byToken(mode, request.headers.get('authorization')))
+      principal = delegated(mode, request) ?? (await sessionOrToken(mode, request))
     } catch (error) {
       agentCalls.refused(request, error, access, clock)
       throw error
@@ -146,7 +154,7 @@ function authMacros(admitted: (request: Request, mode: AuthMode, access: RouteAc
   const principals = new WeakMap<Request, Principal>()
   const guard = (mode: AuthMode, access: RouteAccess) => ({
     detail: {
-      security: mode === 'human' ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [{ bearerAuth: [] }],
+      security: mode === 'guest' ? [{ bearerAuth: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
       'x-auth': mode,
       ...(access !== true && access.scopes.length > 0 && { 'x-scopes': access.scopes }),
       ...(access !== true && access.operation && { 'x-operation': access.operation }),

@@ -73,6 +73,12 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
 const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
+/** Routes for guest tokens alone (a guest becoming an account): no session. */
+const GUEST_ONLY = new Set(['/api/v1/guest/register', '/api/v1/guest/verify'])
+
+/** A merchant's server reports conversions with its key (or the click's signature): no session. */
+const BEARER_ONLY = new Set(['/api/analytics/link-conversion'])
+
 /** Routes for OAuth access tokens alone (the MCP endpoint): never an API key or a guest token. */
 const OAUTH_ONLY = new Set(['/mcp'])
 
@@ -128,7 +134,9 @@ describe('GET /swagger/json', () => {
           ? [{ bearerAuth: [] }, { sessionCookie: [] }]
           : OAUTH_ONLY.has(path)
             ? [{ oauth2: [] }]
-            : [{ bearerAuth: [] }, ...(scopes ? [{ oauth2: scopes }] : [])]
+            : GUEST_ONLY.has(path)
+              ? [{ bearerAuth: [] }]
+              : [{ bearerAuth: [] }, ...(BEARER_ONLY.has(path) ? [] : [{ sessionCookie: [] }]), ...(scopes ? [{ oauth2: scopes }] : [])]
       expect(op.security, where).toEqual(security)
       if (NOT_JSON.has(path)) continue
       for (const [status, response] of Object.entries(op.responses as Record<string, { description?: string; content?: object }>)) {

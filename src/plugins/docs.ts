@@ -109,7 +109,7 @@ export function docs({ oauthScopes = {} }: DocsOptions = {}) {
                   type: 'apiKey',
                   in: 'cookie',
                   name: 'ls_session',
-                  description: 'The signed-in human (GET /signin): `ls_session`, named `__Host-ls_session` when the service is served over https. Accepted on the human-only routes; state-changing calls also send the session\'s X-CSRF-Token',
+                  description: 'The signed-in human (GET /signin): `ls_session`, named `__Host-ls_session` when the service is served over https. Accepted wherever an API key is (the dashboard\'s credential) when no Authorization header is sent; state-changing calls also send the session\'s X-CSRF-Token',
                 },
               },
             },
