@@ -18,6 +18,15 @@ COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile --production --ignore-scripts \
  && rm -rf node_modules/chdb node_modules/@chdb node_modules/@electric-sql
 
+# The dashboard (served by the api under /app), built from its sources with the full dependencies.
+FROM base AS dashboard
+COPY package.json bun.lock ./
+RUN bun install --frozen-lockfile --ignore-scripts
+COPY client ./client
+COPY dashboard ./dashboard
+COPY scripts/build-dashboard.ts ./scripts/
+RUN bun scripts/build-dashboard.ts
+
 # A writable data dir for the click spool (every click is logged there before its 302 and waits there
 # until ClickHouse has it); docker-compose.yml mounts a volume on it, which takes this ownership.
 FROM base AS runtime
@@ -28,6 +37,7 @@ COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY --from=dashboard /app/dashboard/dist ./dashboard/dist
 USER bun
 EXPOSE 3000
 ENV PORT=3000

@@ -163,6 +163,7 @@ describe('the redirect handler with custom domains', () => {
       keyPrefix: linkCacheKey(SHORT, ''),
       health: () => new Response('ok'),
       domains,
+      rootRedirectUrl: 'https://api.sho.rt/app',
     }
     const put = (host: string, alias: string, value: CachedLink) => kv.set(linkCacheKey(host, alias), encodeCachedLink(value), 60)
     const get = (url: string) => handleRedirect(new Request(url), deps)
@@ -218,5 +219,20 @@ describe('the redirect handler with custom domains', () => {
     hosts = []
     await kv.publish(DOMAIN_CHANNEL, 'go.example.com')
     await until(async () => (await get('http://go.example.com/gone')).status === 404, 'the removed domain answering 404')
+  })
+
+  test('the root: the default domain (any of its names) leads to the dashboard, a custom domain to a neutral page, an unknown host 404', async () => {
+    const { get, clicks } = await setup()
+    for (const url of ['http://sho.rt/', 'http://sho.rt/?utm_source=x', 'http://127.0.0.1:3001/']) {
+      const response = await get(url)
+      expect(response.status, url).toBe(302)
+      expect(response.headers.get('location'), url).toBe('https://api.sho.rt/app')
+    }
+    const custom = await get('http://go.example.com/')
+    expect(custom.status).toBe(200)
+    expect(await custom.text()).toContain('serves short links')
+    expect(custom.headers.get('content-security-policy')).toContain("default-src 'none'")
+    expect((await get('http://random.example.net/')).status).toBe(404)
+    expect(clicks).toHaveLength(0)
   })
 })

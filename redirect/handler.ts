@@ -2,7 +2,7 @@
 // Each guard is short and testable with `new Request(...)`.
 import { ALIAS_PATTERN, linkState, type CachedLink } from '../src/core/link-cache'
 import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../src/core/click-id'
-import { expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
+import { domainRootPage, expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
 import type { ClickEvent } from '../src/core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../src/core/client-ip'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
@@ -32,6 +32,8 @@ export interface RedirectDeps {
   domains?: Pick<DomainSet, 'onDefaultDomain' | 'match' | 'serves'>
   /** Keys of mu_sig (config.clickSigningKeys); without them Pro links redirect without attribution. */
   clickKeys?: readonly ClickSigningKey[]
+  /** Where `/` of the default domain sends people (config.rootRedirectUrl, the dashboard); without it: 404. */
+  rootRedirectUrl?: string
 }
 
 /** The alias of a request path, or null when the path cannot be one. No URL object: this runs per request. */
@@ -42,6 +44,26 @@ export function parseAlias(url: string): string | null {
   if (end < 0) end = url.indexOf('#', pathStart)
   const alias = url.slice(pathStart + 1, end < 0 ? undefined : end)
   return ALIAS_PATTERN.test(alias) ? alias : null
+}
+
+/** Whether the request is for the host's root: `/`, with or without a query. */
+function isRoot(url: string): boolean {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  return pathStart >= 0 && (pathStart === url.length - 1 || url[pathStart + 1] === '?' || url[pathStart + 1] === '#')
+}
+
+/**
+ * `/` is no alias: the default domain's root leads to the dashboard (or ROOT_REDIRECT_URL), a custom
+ * domain's to a neutral page, an unknown host's to the same 503 as its links.
+ */
+function rootPage(url: string, deps: RedirectDeps): Response {
+  if (deps.domains && !deps.domains.onDefaultDomain(url)) {
+    const target = deps.domains.match(url)
+    if (target === undefined) return unavailablePage()
+    if (target === null) return notFoundPage()
+    if (target !== DEFAULT_DOMAIN) return domainRootPage()
+  }
+  return deps.rootRedirectUrl ? redirectTo(deps.rootRedirectUrl) : notFoundPage()
 }
 
 function redirectTo(location: string): Response {
@@ -170,7 +192,7 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
   if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return methodNotAllowedPage()
   const url = request.url
   const alias = parseAlias(url)
-  if (alias === null) return notFoundPage()
+  if (alias === null) return isRoot(url) ? rootPage(url, deps) : notFoundPage()
   const visit: Visit = { request, alias, counted: method === 'GET', now: 0, domain: deps.shortDomain, keyPrefix: deps.keyPrefix, deps, peer }
   // The default domain costs one comparison; another host must be a verified custom domain, whose name and
   // key prefix replace the default ones. There "health" is an alias like any other.

@@ -17,6 +17,8 @@ function page(status: number, title: string, message: string, extraHeaders: Reco
 }
 
 export const notFoundPage = () => page(404, 'Link not found', 'There is no link at this address, or it is not active yet.')
+/** The root of a custom domain whose owner set nowhere to send it: says what the host is, nothing more. */
+export const domainRootPage = () => page(200, 'Short links', 'This address serves short links. Open a full short link to be taken to its destination.')
 export const expiredPage = () => page(410, 'Link expired', 'This link has expired and no longer redirects.')
 export const unavailablePage = () =>
   page(503, 'Temporarily unavailable', 'This link cannot be looked up right now. Please try again in a moment.', { 'Retry-After': '5' })

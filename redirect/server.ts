@@ -43,6 +43,7 @@ export async function createRedirector(config: Config, parts: { source: LinkSour
     clientIp: config.clientIp,
     domains,
     clickKeys: config.clickSigningKeys,
+    rootRedirectUrl: config.rootRedirectUrl,
   }
   return {
     resolver,

@@ -3,6 +3,7 @@
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'
 import { conversionsModule, PIXEL_PATH } from './modules/conversions'
+import { dashboardModule } from './modules/dashboard'
 import { guestModule } from './modules/guest'
 import { healthModule } from './modules/health'
 import { internalModule } from './modules/internal'
@@ -113,6 +114,7 @@ export function createApi(deps: ApiDeps) {
     .use(approvalsModule(services, auth, execute))
     .use(approvalPageModule(services, execute))
     .use(signinModule(services))
+    .use(dashboardModule(services))
     .use(consentPageModule(services))
     .use(mcpModule(services, mcpAuth(services, calls, agentTokens), { callAs, resourceMetadataUrl: protectedResourceMetadataUrl(services.config) }))
     .use(internalModule(services))

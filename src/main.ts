@@ -59,7 +59,7 @@ function embeddedSink() {
  * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
  * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (src/core/link-cache.ts).
  */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/']
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 /** The character after the first '/' of every API path: most short links are ruled out by it alone. */
 const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))
@@ -89,6 +89,7 @@ server = listening
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
+  Dashboard:   http://localhost:${listening.port}/app
   API:         http://localhost:${listening.port}/api/v1
   Swagger:     http://localhost:${listening.port}/swagger
   Short links: ${config.shortBaseUrl}/<alias>`)

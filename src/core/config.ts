@@ -31,6 +31,8 @@ export interface Config {
   shortBaseUrl: string
   /** Public base URL of the API, used in hints and upgrade links. */
   publicApiUrl: string
+  /** Where the root of the default short domain sends people (ROOT_REDIRECT_URL): the dashboard by default. */
+  rootRedirectUrl: string
   /** Where the embedded engines keep their files and the click spool lives. */
   dataDir: string
   databaseUrl: string | undefined
@@ -422,6 +424,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     shortDomain,
     shortBaseUrl: shortBaseUrl.replace(/\/+$/, ''),
     publicApiUrl: publicApiUrl.replace(/\/+$/, ''),
+    rootRedirectUrl: url(env, 'ROOT_REDIRECT_URL', ['http:', 'https:']) ?? `${publicApiUrl.replace(/\/+$/, '')}/app`,
     dataDir,
     databaseUrl,
     redisUrl,

@@ -1,0 +1,2 @@
+// Styles are imported for their effect: Bun's bundler emits them as the page's stylesheet.
+declare module '*.css'

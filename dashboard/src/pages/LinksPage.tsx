@@ -1,0 +1,131 @@
+// The links: create, search, page through, copy, delete.
+import { useEffect, useState } from 'preact/hooks'
+import { api, must, type Schemas } from '../api'
+import { ConfirmDialog, CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { CreateLinkForm } from './CreateLinkForm'
+
+export type LinkRecord = Schemas['LinkListResponse']['data']['links'][number]
+
+const PAGE_SIZE = 20
+
+export function LinksPage() {
+  const [search, setSearch] = useState('')
+  const [query, setQuery] = useState('')
+  // The cursors of the pages before this one, to go back; null is the first page.
+  const [cursors, setCursors] = useState<Array<string | null>>([null])
+  const [page, setPage] = useState<{ links: LinkRecord[]; total: number; next: string | null } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [doomed, setDoomed] = useState<LinkRecord | null>(null)
+  const [reload, setReload] = useState(0)
+  const cursor = cursors[cursors.length - 1] ?? null
+
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setQuery(search.trim())
+      setCursors([null])
+    }, 250)
+    return () => clearTimeout(timer)
+  }, [search])
+
+  useEffect(() => {
+    let current = true
+    setError(null)
+    api
+      .GET('/api/v1/links', { params: { query: { limit: PAGE_SIZE, ...(query && { search: query }), ...(cursor && { cursor }) } } })
+      .then((result) => {
+        if (!current) return
+        const { links, pagination } = must(result).data
+        setPage({ links, total: pagination.total, next: pagination.next_cursor ?? null })
+      })
+      .catch((failure) => current && setError(failure))
+    return () => {
+      current = false
+    }
+  }, [query, cursor, reload])
+
+  const remove = async (link: LinkRecord) => {
+    setDoomed(null)
+    try {
+      must(await api.DELETE('/api/v1/links/{alias}', { params: { path: { alias: link.alias }, query: { domain: link.domain } } }))
+      setReload((n) => n + 1)
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+
+  return (
+    <>
+      <h1>Links</h1>
+      <CreateLinkForm onCreated={() => (setCursors([null]), setReload((n) => n + 1))} />
+      <section aria-labelledby="list-title">
+        <h2 id="list-title">Your links</h2>
+        <div class="toolbar">
+          <label>
+            Search links <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="alias or destination" />
+          </label>
+          {page && <span aria-live="polite">{page.total.toLocaleString()} links</span>}
+        </div>
+        <ErrorNotice error={error} />
+        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} />}
+        <nav class="pager" aria-label="Pages of links">
+          <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+            Previous page
+          </button>
+          <button type="button" disabled={!page?.next} onClick={() => page?.next && setCursors((c) => [...c, page.next])}>
+            Next page
+          </button>
+        </nav>
+      </section>
+      <ConfirmDialog open={doomed !== null} title="Delete this link?" confirm="Delete link" onConfirm={() => doomed && remove(doomed)} onCancel={() => setDoomed(null)}>
+        <p>
+          <strong>{doomed?.short_url}</strong> will stop redirecting at once and its alias becomes free. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </>
+  )
+}
+
+function LinkTable({ links, onDelete }: { links: LinkRecord[]; onDelete: (link: LinkRecord) => void }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Short link</th>
+            <th scope="col">Destination</th>
+            <th scope="col">Created</th>
+            <th scope="col">Expires</th>
+            <th scope="col" class="num">
+              Clicks
+            </th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {links.map((link) => (
+            <tr key={`${link.domain}/${link.alias}`}>
+              <th scope="row">
+                <a href={link.short_url} target="_blank" rel="noopener">
+                  {link.short_url.replace(/^https?:\/\//, '')}
+                </a>
+                {link.has_password && <span class="badge">password</span>}
+              </th>
+              <td class="destination">{link.full_url}</td>
+              <td>{formatDate(link.created_at)}</td>
+              <td>{formatDate(link.expires_at)}</td>
+              <td class="num">{(link.clicks ?? 0).toLocaleString()}</td>
+              <td class="row-actions">
+                <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+                <button type="button" class="small danger" aria-label={`Delete ${link.short_url}`} onClick={() => onDelete(link)}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}

@@ -1,0 +1,113 @@
+// The dashboard (dashboard/, built into dashboard/dist by scripts/build-dashboard.ts) under /app:
+//   GET /app/assets/<file>   a built script or style: named by content, so cached for a year as immutable,
+//                            sent brotli- or gzip-compressed as the browser accepts (compressed at build)
+//   GET /app, /app/<path>    signed out: 303 to /signin?next=<this page>; signed in: the page shell with the
+//                            session's CSRF token in a meta tag; the page then calls the public API with the
+//                            session cookie (and that token on writes), like any other client
+// No API key ever reaches the browser (spec 5). The page loads nothing from another origin, and its
+// Content-Security-Policy says so.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Elysia } from 'elysia'
+import { escapeHtml, htmlPage, redirect } from '../../lib/html'
+import type { Services } from '../../services'
+import { readSession } from '../signin/service'
+
+export const DASHBOARD_PATH = '/app'
+const DIST_DIR = join(import.meta.dir, '../../../dashboard/dist')
+/** The placeholder of the built shell (scripts/build-dashboard.ts CSRF_META). */
+const CSRF_META = '<!--csrf-->'
+
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+}
+
+const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
+
+interface Asset {
+  type: string
+  raw: Uint8Array
+  gzip: Uint8Array | null
+  brotli: Uint8Array | null
+}
+
+interface Built {
+  shell: string
+  assets: Map<string, Asset>
+}
+
+const optional = (path: string) => (existsSync(path) ? readFileSync(path) : null)
+
+/** The built dashboard, read once; null when it was never built (the page says how to build it). */
+function loadBuilt(dir: string): Built | null {
+  const manifestFile = join(dir, 'manifest.json')
+  if (!existsSync(manifestFile)) return null
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { assets: Array<{ file: string; kind: string }> }
+  const assets = new Map<string, Asset>()
+  for (const { file, kind } of manifest.assets) {
+    const path = join(dir, 'assets', file)
+    assets.set(file, { type: TYPES[kind] ?? 'application/octet-stream', raw: readFileSync(path), gzip: optional(`${path}.gz`), brotli: optional(`${path}.br`) })
+  }
+  return { shell: readFileSync(join(dir, 'index.html'), 'utf8'), assets }
+}
+
+/** Whether an Accept-Encoding header accepts `coding` (named, and not with q=0). */
+export function acceptsEncoding(header: string, coding: string): boolean {
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.split(';')
+    if (name?.trim().toLowerCase() !== coding) continue
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='))
+    return q === undefined || Number(q.slice(2)) > 0
+  }
+  return false
+}
+
+/** The asset in the best encoding the request accepts (`br` before `gzip`). */
+function assetResponse(asset: Asset, acceptEncoding: string): Response {
+  const accepts = (coding: string) => acceptsEncoding(acceptEncoding, coding)
+  const [body, encoding] = asset.brotli && accepts('br') ? [asset.brotli, 'br'] : asset.gzip && accepts('gzip') ? [asset.gzip, 'gzip'] : [asset.raw, null]
+  const headers: Record<string, string> = {
+    'content-type': asset.type,
+    'cache-control': 'public, max-age=31536000, immutable',
+    'x-content-type-options': 'nosniff',
+    vary: 'Accept-Encoding',
+  }
+  if (encoding) headers['content-encoding'] = encoding
+  return new Response(body, { headers })
+}
+
+const notBuilt = () =>
+  htmlPage('Dashboard not built', '<h1>Dashboard not built</h1><p>This installation has no built dashboard. Run <code>npm run dashboard:build</code> (installing the dependencies does it too) and restart the service.</p>', {
+    status: 503,
+  })
+
+export function dashboardModule(services: Services, options: { distDir?: string } = {}) {
+  const built = loadBuilt(options.distDir ?? DIST_DIR)
+  const page = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url)
+    const session = await readSession(services, request)
+    if (!session) return redirect(`/signin?next=${encodeURIComponent(url.pathname + url.search)}`)
+    if (!built) return notBuilt()
+    const html = built.shell.replace(CSRF_META, `<meta name="csrf-token" content="${escapeHtml(session.csrfToken)}">`)
+    return new Response(html, { headers: PAGE_HEADERS })
+  }
+  return new Elysia({ name: 'modules.dashboard' })
+    .get(DASHBOARD_PATH, ({ request }) => page(request), { detail: { hide: true } })
+    .get(
+      `${DASHBOARD_PATH}/*`,
+      ({ request, params }) => {
+        const path = params['*']
+        if (!path.startsWith('assets/')) return page(request)
+        const asset = built?.assets.get(path.slice('assets/'.length))
+        if (!asset) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } })
+        return assetResponse(asset, request.headers.get('accept-encoding') ?? '')
+      },
+      { detail: { hide: true } },
+    )
+}

@@ -1,0 +1,114 @@
+// The dashboard as a person meets it: the embedded product (`npm start`'s src/main.ts) on a real port with
+// its own DATA_DIR and an SMTP sink for the mailed codes, and Debian's Chromium driven by playwright-core
+// (never a downloaded browser). Accounts are made the real way (guest → register → the mailed code →
+// verify), and people sign in on the sign-in pages with the code the sink received.
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { freePort, startEntry, TEST_SECRETS, type Child } from './processes'
+import { signInCodeFrom, waitForMail } from './signin'
+import { codeFrom, startSmtpSink, type SmtpSink } from './smtp'
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+export const HAVE_CHROMIUM = existsSync(CHROMIUM)
+const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/**
+ * Where test links lead: a page served here, which Chromium reaches under this name (its host resolver
+ * maps it to the local server; nothing leaves the machine). A name, not 127.0.0.1, because the service
+ * takes loopback addresses for its own short domain and answers a link to them as a loop.
+ */
+export const LANDING_HOST = 'landing.test'
+
+/** Says, once per file, why its browser tests did not run. */
+export function reportSkip(file: string): void {
+  if (!HAVE_CHROMIUM) console.log(`${file}: SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
+}
+
+export interface Product {
+  origin: string
+  sink: SmtpSink
+  child: Child
+  browser: Browser
+  /** Requests the pages made to any other origin, page errors, console errors and CSP reports. */
+  problems: string[]
+  newPage(): Promise<{ context: BrowserContext; page: Page }>
+  /** An account made through the API; returns its e-mail address and API key. */
+  signUp(label: string): Promise<{ email: string; apiKey: string }>
+  /** Signs in on the sign-in page the browser is on (the e-mail form), with the code the sink received. */
+  signIn(page: Page, email: string): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startProduct(env: Record<string, string> = {}): Promise<Product> {
+  const sink = await startSmtpSink()
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'dashboard-')), 'data')
+  const child = await startEntry(
+    'src/main.ts',
+    { PORT: String(port), DATA_DIR: dataDir, SMTP_URL: sink.url, PUBLIC_API_URL: origin, SHORT_DOMAIN: `127.0.0.1:${port}`, ...TEST_SECRETS, ...env },
+    port,
+  )
+  const landing = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (request) => new Response(`<!doctype html><title>Landing</title><h1>Landed on ${new URL(request.url).pathname}</h1>`, { headers: { 'content-type': 'text/html' } }),
+  })
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...LAUNCH_ARGS, `--host-resolver-rules=MAP ${LANDING_HOST} 127.0.0.1:${landing.port}`] })
+  const problems: string[] = []
+  const api = async (path: string, body: unknown, token: string) => {
+    const response = await fetch(`${origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const text = await response.text()
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${text}`)
+    return JSON.parse(text) as { data: Record<string, unknown> }
+  }
+  return {
+    origin,
+    sink,
+    child,
+    browser,
+    problems,
+    async newPage() {
+      const context = await browser.newContext()
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
+      context.on('request', (request) => {
+        const url = new URL(request.url())
+        if (url.origin !== origin && url.hostname !== LANDING_HOST && url.protocol !== 'data:') problems.push(`request to another origin: ${request.url()}`)
+      })
+      const page = await context.newPage()
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+      page.on('console', (message) => {
+        // Chromium logs every API answer that is not 2xx (a refusal the page shows, the 401 that sends a
+        // person to sign in again) as a failed load: the tests check what the page shows instead.
+        if (/^Failed to load resource: the server responded with a status of [45]\d\d/.test(message.text())) return
+        if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
+      })
+      return { context, page }
+    },
+    async signUp(label) {
+      const guest = await (await fetch(`${origin}/api/v1/guest/token`, { method: 'POST' })).json()
+      const token = (guest as { data: { guest_token: string } }).data.guest_token
+      const email = `${label}-${crypto.randomUUID().slice(0, 8)}@example.test`
+      await api('/api/v1/guest/register', { email }, token)
+      const code = codeFrom((await waitForMail(sink, email)) ?? undefined)
+      const verified = await api('/api/v1/guest/verify', { email, code }, token)
+      return { email, apiKey: String(verified.data.api_key) }
+    },
+    async signIn(page, email) {
+      const before = sink.to(email).length
+      await page.getByLabel('E-mail address of your account').fill(email)
+      await page.getByRole('button', { name: 'Send me a sign-in code' }).click()
+      const code = signInCodeFrom(await waitForMail(sink, email, before + 1))
+      await page.getByLabel('Sign-in code').fill(code)
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    },
+    async stop() {
+      await browser.close()
+      landing.stop(true)
+      await child.stop()
+      await sink.close()
+    },
+  }
+}
