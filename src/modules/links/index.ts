@@ -9,7 +9,8 @@ import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
 import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
-import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
+import { deleteLink, getOwnLink, updateLink } from './manage'
+import { listLinks } from './list'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { accountMeta, currentAccountMeta } from '../account/meta'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../account/plans'
@@ -85,14 +86,18 @@ export function linksModule(services: Services, auth: Auth) {
       {
         account: { scopes: ['links:read'] },
         query: LinkListQuery,
-        response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED') },
+        response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
           operationId: 'listLinks',
           tags: ['links'],
           summary: "List the account's links",
           description:
-            'Newest first. Page with `cursor` (pass `data.pagination.next_cursor`, null on the last page; preferred) or `offset`; with both, offset counts from the cursor. ' +
-            '`search` matches a substring of the alias or the destination, case-insensitively (% and _ match themselves). `total` counts every link matching search and domain.',
+            '`sort`: `created_desc` newest first (the default), `created_asc` oldest first, `clicks_desc` most human clicks of all time first (ties: newest first); another value is 400 VALIDATION_FAILED. ' +
+            'Page with `cursor` (pass `data.pagination.next_cursor`, null on the last page; preferred) or `offset`; with both, offset counts from the cursor. A cursor belongs to its sort: keep the sort while paging. ' +
+            'Under `clicks_desc` counts are read per page: a link whose count overtakes the cursor while you page is not shown again, nor repeated; when click counts are unavailable it is 503 SERVICE_UNAVAILABLE (the other sorts answer without them). ' +
+            '`search` matches a substring of the alias or the destination, case-insensitively (% and _ match themselves). `domain` keeps the links of one domain. ' +
+            "`tag` keeps the links carrying one of your tags (its id, as in GET /api/v1/tags); an unknown tag or another account's is 404 TAG_NOT_FOUND, as on the tag routes. " +
+            'The filters combine; `total` counts every link matching all of them.',
         },
       },
     )
