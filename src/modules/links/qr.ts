@@ -29,7 +29,7 @@ export const QrQuery = t.Object({
     t.Integer({
       minimum: QR_MIN_SIZE,
       maximum: QR_MAX_SIZE,
-      description: `Width and height in pixels, ${QR_MIN_SIZE}-${QR_MAX_SIZE} (default ${QR_DEFAULT_SIZE}); larger when the URL needs more modules than that`,
+      description: `Width and height in pixels, ${QR_MIN_SIZE}-${QR_MAX_SIZE} (default ${QR_DEFAULT_SIZE}). An SVG has exactly this size; a PNG the largest grid of whole-pixel modules that fits (never larger, unless one pixel a module does not fit)`,
     }),
   ),
   domain: t.Optional(Domain),
@@ -50,8 +50,22 @@ export function noneMatch(header: string | null, etag: string): boolean {
   })
 }
 
+/**
+ * Pixels per module of a PNG: whole pixels only. Stretching the grid to exactly `size` makes modules of
+ * uneven widths, which decoders misread (jsQR failed on a 64 px code so drawn); so the PNG is the largest
+ * whole-pixel grid that fits in `size`, and 1 px a module when even that does not fit.
+ */
+function pngScale(text: string, size: number): number {
+  const modules = QRCode.create(text, { errorCorrectionLevel: DRAWING.errorCorrectionLevel }).modules.size + 2 * DRAWING.margin
+  return Math.max(1, Math.floor(size / modules))
+}
+
 export async function drawQr(text: string, format: QrFormat, size: number): Promise<{ body: string | Uint8Array; contentType: string }> {
-  const body = format === 'svg' ? await QRCode.toString(text, { ...DRAWING, type: 'svg', width: size }) : new Uint8Array(await QRCode.toBuffer(text, { ...DRAWING, type: 'png', width: size }))
+  // An SVG is drawn in modules and scaled by the viewer: it takes the exact size.
+  const body =
+    format === 'svg'
+      ? await QRCode.toString(text, { ...DRAWING, type: 'svg', width: size })
+      : new Uint8Array(await QRCode.toBuffer(text, { ...DRAWING, type: 'png', scale: pngScale(text, size) }))
   return { body, contentType: CONTENT_TYPES[format] }
 }
 
