@@ -20,7 +20,8 @@ export function rawInsertOf(client: ClickHouseClient): RawInsert | undefined {
 export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'dataDir'>): Promise<ClickHouseClient> {
   if (config.clickhouseUrl) {
     // Failures reach the caller as errors; the client's own log would repeat each one.
-    return createClient({ url: config.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } })
+    // Parameters too long for a URL (the link ids of a list sorted by clicks) go in the request body.
+    return createClient({ url: config.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF }, use_multipart_params_auto: true })
   }
   // Imported lazily so the production images, which carry no embedded engine, never load it.
   const { createChdbConnection } = await import('chdb/connection')

@@ -101,7 +101,8 @@ const SPECS: ToolSpec[] = [
   {
     name: 'list_links',
     title: 'List links',
-    description: 'The account\'s links, newest first (GET /api/v1/links). Page with cursor (next_cursor of the previous page); search matches alias or destination.',
+    description:
+      'The account\'s links (GET /api/v1/links), newest first unless sort says otherwise (created_desc, created_asc, clicks_desc: most clicked first). Page with cursor (next_cursor of the previous page, kept with its sort); search matches alias or destination; tag keeps the links carrying one of your tags (its id from list_tags).',
     scope: 'links:read',
     annotations: READ,
     input: args({
@@ -110,8 +111,10 @@ const SPECS: ToolSpec[] = [
       cursor: LinkListQuery.properties.cursor,
       search: LinkListQuery.properties.search,
       domain: LinkDomain,
+      tag: t.Optional(TagId),
+      sort: LinkListQuery.properties.sort,
     }),
-    rest: (a) => ({ method: 'GET', path: '/api/v1/links', query: pick(a, ['limit', 'offset', 'cursor', 'search', 'domain']) }),
+    rest: (a) => ({ method: 'GET', path: '/api/v1/links', query: pick(a, ['limit', 'offset', 'cursor', 'search', 'domain', 'tag', 'sort']) }),
     summary: (body) => {
       const page = body.data?.pagination ?? {}
       return `${body.data?.links?.length ?? 0} of ${page.total} links${page.next_cursor ? `; next page: cursor=${page.next_cursor}` : ''}`

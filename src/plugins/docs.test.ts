@@ -20,6 +20,7 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/api/v1/links/{alias}', true],
   ['patch', '/api/v1/links/{alias}', true],
   ['delete', '/api/v1/links/{alias}', true],
+  ['get', '/api/v1/links/{alias}/qr', true],
   ['get', '/api/v1/links/{alias}/stats', true],
   ['get', '/api/v1/links/{alias}/tags', true],
   ['post', '/api/v1/links/{alias}/tags', true],
@@ -92,7 +93,7 @@ const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent', '/approvals/{approvalId}']
 
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages, MCP's event stream); checked on their own below. */
-const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', '/mcp', ...SIGN_IN_PAGES])
+const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/api/v1/links/{alias}/qr', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', '/mcp', ...SIGN_IN_PAGES])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])
@@ -245,7 +246,7 @@ describe('GET /swagger/json', () => {
 
   test('every route an API key may call names the one OAuth scope an at_ token will need (the route → scope table)', () => {
     const table: Record<string, string> = {
-      'GET /api/v1/links': 'links:read', 'GET /api/v1/links/{alias}': 'links:read',
+      'GET /api/v1/links': 'links:read', 'GET /api/v1/links/{alias}': 'links:read', 'GET /api/v1/links/{alias}/qr': 'links:read',
       'POST /api/v1/shorten': 'links:write', 'POST /api/v1/links/bulk': 'links:write', 'PATCH /api/v1/links/{alias}': 'links:write',
       'DELETE /api/v1/links/{alias}': 'links:delete',
       'GET /api/v1/tags': 'tags:read', 'GET /api/v1/links/{alias}/tags': 'tags:read',

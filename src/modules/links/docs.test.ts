@@ -5,7 +5,7 @@ import { call, show, testApi } from '../../../test/support/api'
 /** [method, path, error statuses]: every route of this module that needs an API key or a token (503: the limiter or idempotency store is down). */
 const ROUTES: [string, string, string[]][] = [
   ['post', '/api/v1/shorten', ['202', '400', '401', '403', '409', '413', '429', '503']],
-  ['get', '/api/v1/links', ['400', '401', '403', '429', '503']],
+  ['get', '/api/v1/links', ['400', '401', '403', '404', '429', '503']],
   ['post', '/api/v1/links/bulk', ['202', '400', '401', '403', '409', '413', '429', '503']],
   ['get', '/api/v1/links/{alias}', ['400', '401', '403', '404', '429', '503']],
   ['patch', '/api/v1/links/{alias}', ['202', '400', '401', '403', '404', '409', '413', '429', '503']],
@@ -50,10 +50,29 @@ describe('links routes in /swagger/json', () => {
     expect(bulk.properties.links.items).toEqual({ $ref: '#/components/schemas/ShortenRequest' })
     expect(bulk.properties.links.maxItems).toBe(100)
     const params = Object.fromEntries(doc.paths['/api/v1/links'].get.parameters.map((p: { name: string; schema: unknown }) => [p.name, p.schema]))
-    expect(Object.keys(params).sort()).toEqual(['cursor', 'domain', 'limit', 'offset', 'search'])
+    expect(Object.keys(params).sort()).toEqual(['cursor', 'domain', 'limit', 'offset', 'search', 'sort', 'tag'])
+    expect(params.tag).toMatchObject({ minimum: 1, maximum: 2_147_483_647 })
+    expect(JSON.stringify(params.sort)).toContain('clicks_desc')
     expect(params.limit).toMatchObject({ minimum: 1, maximum: 100, default: 20 })
     expect(params.offset).toMatchObject({ minimum: 0 })
     expect(JSON.stringify(doc.components.schemas.LinkListResponse)).toContain('next_cursor')
+    expect(doc.paths['/api/v1/links'].get.responses['404'].content['application/json'].examples).toHaveProperty('TAG_NOT_FOUND')
     expect(doc.components.schemas.ErrorResponse.properties.error.enum).toEqual(expect.arrayContaining(['ALIAS_TAKEN', 'DOMAIN_NOT_ALLOWED', 'LINK_QUOTA_EXCEEDED']))
+  })
+
+  test('the QR code: an SVG or PNG image, 304 on revalidation, ETag and Cache-Control, links:read', () => {
+    const op = doc.paths['/api/v1/links/{alias}/qr'].get
+    expect(op.tags).toEqual(['links'])
+    expect(op['x-scopes']).toEqual(['links:read'])
+    expect(op.security).toEqual([{ bearerAuth: [] }, { oauth2: ['links:read'] }])
+    expect(Object.keys(op.responses['200'].content).sort()).toEqual(['image/png', 'image/svg+xml'])
+    expect(op.responses['200'].content['image/png'].schema).toEqual({ type: 'string', format: 'binary' })
+    expect(op.responses['200'].headers).toHaveProperty('ETag')
+    expect(op.responses['200'].headers).toHaveProperty('Cache-Control')
+    expect(op.responses['304'].content).toBeUndefined()
+    expect(op.responses['404'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponse')
+    const params = Object.fromEntries(op.parameters.map((p: { name: string; schema: unknown }) => [p.name, p.schema]))
+    expect(Object.keys(params).sort()).toEqual(['alias', 'domain', 'format', 'size'])
+    expect(params.size).toMatchObject({ minimum: 64, maximum: 2048 })
   })
 })

@@ -3,18 +3,22 @@
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
 import { enforceIpLimit } from '../../plugins/client'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
+import { ApiError, ERROR_CODES_KEYWORD, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
 import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
-import { deleteLink, getOwnLink, listLinks, updateLink } from './manage'
+import { deleteLink, getOwnLink, updateLink } from './manage'
+import { listLinks } from './list'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { accountMeta, currentAccountMeta } from '../account/meta'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../account/plans'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
+import { drawQr, noneMatch, QR_DEFAULT_SIZE, QR_MAX_AGE_SECONDS, QR_MAX_SIZE, QR_MIN_SIZE, qrEtag, qrHeaders, QrQuery } from './qr'
+
+const QR_ERRORS = errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND')
 
 const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
@@ -85,14 +89,18 @@ export function linksModule(services: Services, auth: Auth) {
       {
         account: { scopes: ['links:read'] },
         query: LinkListQuery,
-        response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED') },
+        response: { 200: 'LinkListResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
           operationId: 'listLinks',
           tags: ['links'],
           summary: "List the account's links",
           description:
-            'Newest first. Page with `cursor` (pass `data.pagination.next_cursor`, null on the last page; preferred) or `offset`; with both, offset counts from the cursor. ' +
-            '`search` matches a substring of the alias or the destination, case-insensitively (% and _ match themselves). `total` counts every link matching search and domain.',
+            '`sort`: `created_desc` newest first (the default), `created_asc` oldest first, `clicks_desc` most human clicks of all time first (ties: newest first); another value is 400 VALIDATION_FAILED. ' +
+            'Page with `cursor` (pass `data.pagination.next_cursor`, null on the last page; preferred) or `offset`; with both, offset counts from the cursor. A cursor belongs to its sort: keep the sort while paging. ' +
+            'Under `clicks_desc` counts are read per page: a link whose count overtakes the cursor while you page is not shown again, nor repeated; when click counts are unavailable it is 503 SERVICE_UNAVAILABLE (the other sorts answer without them). ' +
+            '`search` matches a substring of the alias or the destination, case-insensitively (% and _ match themselves). `domain` keeps the links of one domain. ' +
+            "`tag` keeps the links carrying one of your tags (its id, as in GET /api/v1/tags); an unknown tag or another account's is 404 TAG_NOT_FOUND, as on the tag routes. " +
+            'The filters combine; `total` counts every link matching all of them.',
         },
       },
     )
@@ -133,6 +141,47 @@ export function linksModule(services: Services, auth: Auth) {
         query: LinkQuery,
         response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
         detail: { operationId: 'getLink', tags: ['links'], summary: 'Get one link', description: `${DOMAIN_QUERY_NOTE} Another account's link is 404.` },
+      },
+    )
+    .get(
+      '/api/v1/links/:alias/qr',
+      async ({ params, query, account, request }) => {
+        const row = await getOwnLink(services, account, params.alias, query.domain)
+        const text = toLinkRecord(row, services).short_url
+        const format = query.format ?? 'svg'
+        const size = query.size ?? QR_DEFAULT_SIZE
+        const etag = qrEtag(text, format, size)
+        if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: qrHeaders(etag) })
+        const { body, contentType } = await drawQr(text, format, size)
+        return new Response(body, { headers: { ...qrHeaders(etag), 'content-type': contentType } })
+      },
+      {
+        account: { scopes: ['links:read'] },
+        params: AliasParams,
+        query: QrQuery,
+        response: QR_ERRORS,
+        detail: {
+          operationId: 'getLinkQrCode',
+          tags: ['links'],
+          summary: 'QR code of a link',
+          description:
+            `The link's short_url as a QR code (error correction M): \`format\` svg (default) or png, \`size\` ${QR_MIN_SIZE}-${QR_MAX_SIZE} pixels (default ${QR_DEFAULT_SIZE}; out of range 400). ${DOMAIN_QUERY_NOTE} ` +
+            `Cacheable: a strong ETag of what the image encodes, its format and size, and Cache-Control: private, max-age=${QR_MAX_AGE_SECONDS}; send If-None-Match to get 304 without a body. ` +
+            "Another account's link is 404, as on GET /api/v1/links/{alias}.",
+          responses: {
+            200: {
+              description: 'The image',
+              headers: {
+                ETag: { description: 'Strong validator of the image', schema: { type: 'string' } },
+                'Cache-Control': { description: `private, max-age=${QR_MAX_AGE_SECONDS}`, schema: { type: 'string' } },
+              },
+              content: { 'image/svg+xml': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } },
+            },
+            304: { description: 'If-None-Match named the current ETag: no body; ETag and Cache-Control repeated' },
+            // Given here, the responses replace those of `response`: the errors are named again for the document.
+            ...Object.fromEntries(Object.keys(QR_ERRORS).map((status) => [status, { [ERROR_CODES_KEYWORD]: QR_ERRORS[Number(status) as keyof typeof QR_ERRORS][ERROR_CODES_KEYWORD] }])),
+          },
+        },
       },
     )
     .patch(

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { links } from '../../db/schema'
 import { call, newGuestToken, show, type CallResult } from '../../../test/support/api'
 import { encodeCursor } from './cursor'
-import { likeSubstring } from './manage'
+import { likeSubstring } from './list'
 import { newAccount, newDomain } from '../../../test/support/fixtures'
 import { api, app, as, create, freshAlias, setUp } from '../../../test/support/suites/manage'
 

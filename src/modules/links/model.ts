@@ -156,6 +156,13 @@ export const DryRunQuery = t.Object({ dry_run: DryRun })
 /** ?domain and ?dry_run on update and delete. */
 export const LinkWriteQuery = t.Object({ domain: t.Optional(Domain), dry_run: DryRun })
 
+/** Tag ids are int4 (tags/model.ts MAX_TAG_ID; that file imports this one, so the bound is repeated here). */
+const MAX_TAG_ID = 2_147_483_647
+
+/** Orders of GET /api/v1/links; the first is the default. */
+export const LINK_SORTS = ['created_desc', 'created_asc', 'clicks_desc'] as const
+export type LinkSort = (typeof LINK_SORTS)[number]
+
 /** Largest offset accepted: far beyond any account's links, small enough for every engine. */
 export const MAX_OFFSET = 1_000_000_000
 
@@ -169,6 +176,14 @@ export const LinkListQuery = t.Object({
   // NUL is the one character a Postgres text value cannot hold.
   search: t.Optional(t.String({ maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the alias or the destination URL' })),
   domain: t.Optional(Domain),
+  tag: t.Optional(t.Integer({ minimum: 1, maximum: MAX_TAG_ID, description: 'Id of one of your tags (GET /api/v1/tags): only links carrying it; unknown or another account\'s: 404 TAG_NOT_FOUND' })),
+  // A union of literals, not t.UnionEnum (see DryRun); the default is applied by the service.
+  sort: t.Optional(
+    t.Union(LINK_SORTS.map((s) => t.Literal(s)), {
+      description: 'created_desc: newest first (default); created_asc: oldest first; clicks_desc: most human clicks first, then newest first',
+      examples: ['clicks_desc'],
+    }),
+  ),
 })
 
 export const LinkListResponse = t.Object(
@@ -177,7 +192,7 @@ export const LinkListResponse = t.Object(
     data: t.Object({
       links: t.Array(Link),
       pagination: t.Object({
-        total: Int({ description: 'Links matching search and domain' }),
+        total: Int({ description: 'Links matching search, domain and tag' }),
         limit: Int(),
         offset: Int(),
         next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as ?cursor= for the next page; null on the last page' }),

@@ -103,7 +103,8 @@ async function ownedLinkId(db: Pick<Db, 'select'>, accountId: string, domain: st
   return (await findOwnedLink(db, accountId, domain, alias, lock)).id
 }
 
-async function ownedTagExists(db: Pick<Db, 'select'>, accountId: string, tagId: number, lock = false): Promise<void> {
+/** Resolves when the tag is the account's; TAG_NOT_FOUND otherwise (missing and foreign alike). */
+export async function ownedTagExists(db: Pick<Db, 'select'>, accountId: string, tagId: number, lock = false): Promise<void> {
   const query = db
     .select({ id: tags.id })
     .from(tags)
