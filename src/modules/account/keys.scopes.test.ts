@@ -8,7 +8,7 @@ import { agentToken, newAccount, newLink, type TestAccount } from '../../../test
 let api: Awaited<ReturnType<typeof testApi>>
 let app: TestApp
 let human: TestAccount
-let link: { alias: string }
+let link: { alias: string; url: string }
 
 beforeAll(async () => {
   api = await testApi()

@@ -40,7 +40,7 @@ describe('API keys with the session', () => {
     expect(listed.body.data.keys).toHaveLength(1)
     const defaultKey = listed.body.data.keys[0]
 
-    for (const headers of [{}, { 'x-csrf-token': 'not-the-token' }]) {
+    for (const headers of [{}, { 'x-csrf-token': 'not-the-token' }] as Record<string, string>[]) {
       const create = await send(browser, 'POST', KEYS, { name: 'forged' }, headers)
       expect(create.status, create.text).toBe(403)
       expect(create.body.error).toBe('CSRF_TOKEN_INVALID')
