@@ -28,7 +28,9 @@ export const apiKeys = pgTable(
     accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
     keyHash: text('key_hash').notNull().unique(),
     start: text('start').notNull(),
-    name: text('name').notNull(),
+    // The default names the keys made before names existed, and any a process of the previous
+    // version inserts during a rolling deploy (keys.ts DEFAULT_KEY_NAME: the same words).
+    name: text('name').notNull().default('Default key'),
     scopes: jsonb('scopes').$type<string[]>(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
