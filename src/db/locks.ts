@@ -14,6 +14,8 @@ export const ADVISORY_LOCKS = {
   tagCreate: 7_311_004,
   /** Signed conversions of one click: CONVERSIONS_PER_CLICK, exactly. */
   clickConversions: 7_311_005,
+  /** API key creation of an account: its live keys, exactly. */
+  apiKeyCreate: 7_311_006,
 } as const
 
 /** Holds the lock for `subject` until the caller's transaction ends. */

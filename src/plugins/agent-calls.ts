@@ -1,6 +1,8 @@
 // What happens to an Agent's call once its token is known, in one place, for REST and MCP alike:
 //   1. admit: the call is held to its route's declaration (RouteAccess): a human-only route is 403
-//      HUMAN_ONLY, a missing scope 403 INSUFFICIENT_SCOPE with the challenge naming it;
+//      HUMAN_ONLY, a missing scope 403 INSUFFICIENT_SCOPE with the challenge naming it. An API key
+//      restricted to scopes is held to them here too, the same way (a human-only route is 403
+//      FULL_ACCESS_REQUIRED for it): one decision for every credential that carries scopes;
 //   2. hold: a call to an operation the Agent's policy names waits for a human (202) instead of running,
 //      unless it is a dry run or the execution of an approved call;
 //   3. the audit event, after the answer is sent: one per call, accepted or refused (a token refused at
@@ -82,18 +84,31 @@ function isAgent(principal: Principal): principal is AgentPrincipal {
   return principal.kind === 'account' && principal.agent !== undefined
 }
 
+/** The scopes a credential is held to: an Agent's token's, a restricted API key's; null is full access. */
+function heldScopes(principal: Principal): readonly string[] | null {
+  if (principal.kind !== 'account') return null
+  return principal.agent?.scopes ?? principal.key?.scopes ?? null
+}
+
 export function agentCalls(options: AgentCallsOptions): AgentCalls {
   const captured = new WeakMap<Request, Captured[]>()
   const capture = (request: Request, call: Captured) => captured.set(request, [...(captured.get(request) ?? []), call])
   const viaOf = (request: Request, access: RouteAccess) => onBehalfOf(request)?.via ?? (access !== true && access.door ? access.door : 'rest')
   const scopesOf = (access: RouteAccess) => (access === true ? [] : access.scopes)
 
-  /** An Agent's token on a route: within the route's scopes, and never on a human-only route. */
-  function requireScopes(agent: AgentPrincipal, access: RouteAccess): void {
-    if (access === true) throw new ApiError('HUMAN_ONLY')
-    const missing = access.scopes.filter((scope) => !agent.agent.scopes.includes(scope))
+  /**
+   * A credential that carries scopes (an Agent's token, a restricted API key) on a route: within the
+   * route's scopes, and never on a human-only route.
+   */
+  function requireScopes(principal: Principal, held: readonly string[], access: RouteAccess): void {
+    const agent = isAgent(principal)
+    if (access === true) throw new ApiError(agent ? 'HUMAN_ONLY' : 'FULL_ACCESS_REQUIRED')
+    const missing = access.scopes.filter((scope) => !held.includes(scope))
     if (missing.length === 0) return
-    throw new ApiError('INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')}; authorize again asking for it.`, {
+    const hint = agent
+      ? `This token lacks the scope ${missing.join(' ')}; authorize again asking for it.`
+      : `This API key is restricted to ${held.join(' ')} and lacks ${missing.join(' ')}; use a key with that scope, or one without scopes.`
+    throw new ApiError('INSUFFICIENT_SCOPE', hint, {
       headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${access.scopes.join(' ')}", resource_metadata="${options.resourceMetadataUrl}"` },
       data: { required_scopes: [...access.scopes] },
     })
@@ -126,12 +141,14 @@ export function agentCalls(options: AgentCallsOptions): AgentCalls {
 
   return {
     admit(request, principal, access, clock) {
-      if (!isAgent(principal)) return
       // A door lets the call through to its operations, which are audited (and scoped) by their routes.
       if (access !== true && access.door) return
-      const { agentId, approvalId } = principal.agent
-      capture(request, { accountId: principal.account.id, agentId, operation: operationOf(access), scopes: scopesOf(access), via: viaOf(request, access), ...(approvalId && { approvalId }), ...clock })
-      requireScopes(principal, access)
+      if (isAgent(principal)) {
+        const { agentId, approvalId } = principal.agent
+        capture(request, { accountId: principal.account.id, agentId, operation: operationOf(access), scopes: scopesOf(access), via: viaOf(request, access), ...(approvalId && { approvalId }), ...clock })
+      }
+      const held = heldScopes(principal)
+      if (held) requireScopes(principal, held, access)
     },
     refused(request, error, access, clock) {
       const agent = error instanceof ApiError ? error.extra.agent : undefined

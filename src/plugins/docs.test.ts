@@ -12,6 +12,9 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['post', '/api/v1/guest/verify', true],
   ['post', '/api/v1/account/upgrade', true],
   ['get', '/api/v1/account/upgrade/{checkout_id}', true],
+  ['get', '/api/v1/account/keys', true],
+  ['post', '/api/v1/account/keys', true],
+  ['delete', '/api/v1/account/keys/{keyId}', true],
   ['post', '/api/v1/billing/stripe/webhook', false],
   ['post', '/api/v1/alias/check', false],
   ['post', '/api/v1/shorten', true],
@@ -72,7 +75,7 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
+const HUMAN = new Set(['/api/v1/account/keys', '/api/v1/account/keys/{keyId}', '/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 /** Routes for guest tokens alone (a guest becoming an account): no session. */
 const GUEST_ONLY = new Set(['/api/v1/guest/register', '/api/v1/guest/verify'])

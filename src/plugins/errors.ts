@@ -22,10 +22,12 @@ export const ERROR_STATUS = {
   DESTINATION_LOOPS: 400,
   /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
   UNAUTHORIZED: 401,
-  /** An at_ token without the scope this route needs; WWW-Authenticate names it (step-up). */
+  /** An at_ token, or an API key restricted to scopes, without the scope this route needs; WWW-Authenticate names it (step-up). */
   INSUFFICIENT_SCOPE: 403,
-  /** A route for the human only (Agent management, approvals, consent) called with an at_ token. */
+  /** A route for the human only (Agent management, approvals, consent, API keys) called with an at_ token. */
   HUMAN_ONLY: 403,
+  /** A route for the human only called with an API key restricted to scopes: it takes the session or a full-access key. */
+  FULL_ACCESS_REQUIRED: 403,
   /** A state-changing call made with the session cookie lacks its X-CSRF-Token. */
   CSRF_TOKEN_INVALID: 403,
   /** /mcp called from a web origin the operator did not list in MCP_ALLOWED_ORIGINS. */
@@ -90,6 +92,10 @@ export const ERROR_STATUS = {
   ALREADY_PRO: 400,
   /** The account of the API key no longer exists. */
   ACCOUNT_NOT_FOUND: 404,
+  /** No live API key with that id in the caller's account (another account's key, or one already revoked). */
+  API_KEY_NOT_FOUND: 404,
+  /** The account has all the live API keys it may have; revoking one makes room. */
+  API_KEY_LIMIT_REACHED: 409,
   /** No checkout with that id for this account (or not one that can be confirmed here). */
   CHECKOUT_NOT_FOUND: 404,
   /** A billing webhook whose signature is missing, wrong or outside the time tolerance. */
@@ -141,6 +147,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   INSUFFICIENT_SCOPE: 'This token lacks the scope this endpoint needs; WWW-Authenticate names it. Ask the human for it (authorize again with that scope).',
   HUMAN_ONLY: 'This endpoint is for the human owner of the account (API key or signed-in session); an Agent token cannot call it.',
+  FULL_ACCESS_REQUIRED: 'This endpoint is for the human owner of the account: the signed-in session or an API key without scopes; this key is restricted to some.',
   CSRF_TOKEN_INVALID: 'Send the session\'s CSRF token in the X-CSRF-Token header with every state-changing call made with the session cookie.',
   ORIGIN_NOT_ALLOWED: 'Requests from this web origin are not accepted here (the operator lists the allowed ones in MCP_ALLOWED_ORIGINS); call from a listed origin, or from a program that sends no Origin.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
@@ -173,6 +180,8 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   TOO_MANY_ATTEMPTS: 'Too many wrong codes; request a new code with POST /api/v1/guest/register.',
   ALREADY_PRO: 'This account is already on Pro.',
   ACCOUNT_NOT_FOUND: 'The account of this API key no longer exists.',
+  API_KEY_NOT_FOUND: 'No live API key with that id in this account.',
+  API_KEY_LIMIT_REACHED: 'The account has all the API keys it may have (limit in the answer); revoke one to make room.',
   CHECKOUT_NOT_FOUND: 'No such checkout for this account.',
   WEBHOOK_SIGNATURE_INVALID: 'The webhook signature is missing, wrong or too old.',
   BILLING_UNAVAILABLE: 'The payment provider is unavailable; nothing was charged. Retry shortly.',

@@ -59,7 +59,7 @@ const AUTH_CODES: Record<AuthMode, ErrorCode[]> = {
   guest: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT'],
   account: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   guestOrAccount: ['UNAUTHORIZED', 'GUEST_REQUEST_LIMIT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
-  human: ['UNAUTHORIZED', 'HUMAN_ONLY', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  human: ['UNAUTHORIZED', 'HUMAN_ONLY', 'FULL_ACCESS_REQUIRED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 }
 const BODY_CODES: ErrorCode[] = ['VALIDATION_FAILED', 'MALFORMED_JSON', 'UNSUPPORTED_CONTENT_TYPE', 'PAYLOAD_TOO_LARGE']
 const IDEMPOTENCY_CODES: ErrorCode[] = ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'SERVICE_UNAVAILABLE']
@@ -142,7 +142,7 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   // x-scopes stays in the document (a valid extension, for generators), and is said in words too.
   const scopes = Array.isArray(operation['x-scopes']) ? (operation['x-scopes'] as string[]) : []
   if (scopes.length > 0) {
-    const said = `OAuth scope of an at_ token: ${scopes.map((s) => `\`${s}\``).join(', ')}.`
+    const said = `OAuth scope of an at_ token or a restricted API key: ${scopes.map((s) => `\`${s}\``).join(', ')}.`
     operation.description = typeof operation.description === 'string' ? `${operation.description}\n\n${said}` : said
   }
   // An operation an Agent's policy may hold for a human (plugins/auth.ts hold): the 202 it answers then.

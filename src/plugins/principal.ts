@@ -33,6 +33,15 @@ export interface AgentGrant {
   approvalId?: string
 }
 
+/**
+ * What an mk_ key carries: its id, and the OAuth scopes it is held to, like an Agent's token
+ * (plugins/agent-calls.ts); null is the account's full access, and only such a key reaches human-only routes.
+ */
+export interface KeyGrant {
+  keyId: string
+  scopes: readonly string[] | null
+}
+
 /** A signed-in human (session cookie): state-changing calls must carry its CSRF token. */
 export interface SessionGrant {
   sessionId: string
@@ -51,7 +60,7 @@ interface Authenticated {
 
 export type Principal =
   | ({ kind: 'guest'; guest: GuestPrincipal } & Authenticated)
-  | ({ kind: 'account'; account: AccountPrincipal; agent?: AgentGrant; session?: SessionGrant } & Authenticated)
+  | ({ kind: 'account'; account: AccountPrincipal; agent?: AgentGrant; key?: KeyGrant; session?: SessionGrant } & Authenticated)
 
 export type PrincipalKind = Principal['kind']
 
@@ -60,9 +69,10 @@ export type AgentPrincipal = Principal & { kind: 'account'; agent: AgentGrant }
 
 /**
  * What a route declares of an Agent's token (the auth option): `true`, human only (an at_ token is 403
- * HUMAN_ONLY); or the OAuth scopes it needs, the operation a policy may hold for a human, and whether
- * it answers `?dry_run=true` with a preview that writes nothing. Shown in the document as x-scopes,
- * x-operation and x-dry-run. Guest tokens, API keys and sessions hold every scope of their kind.
+ * HUMAN_ONLY, a key restricted to scopes 403 FULL_ACCESS_REQUIRED); or the OAuth scopes it needs (of an
+ * at_ token or a restricted key), the operation a policy may hold for a human, and whether it answers
+ * `?dry_run=true` with a preview that writes nothing. Shown in the document as x-scopes, x-operation and
+ * x-dry-run. Guest tokens, full-access API keys and sessions hold every scope of their kind.
  */
 export type RouteAccess =
   | true

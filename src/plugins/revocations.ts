@@ -1,7 +1,8 @@
 // Revoked credentials, told to every process: each keeps verdicts of credentials it checked (API keys
 // in the account module, Agents' at_ tokens in the agents module) and drops them when a revocation is
 // announced here: at once in this process, through the store's pub/sub in the others. Messages name
-// what was revoked: `family:<id>`, `agent:<id>`, `token:<hash>`, `account:<id>` (its plan changed).
+// what was revoked: `family:<id>`, `agent:<id>`, `token:<hash>`, `account:<id>` (its plan changed),
+// `api-key:<hash>` (an mk_ key; other processes let its 1 s verdict expire).
 import { errorSummary } from '../lib/errors'
 import type { Services } from '../services'
 

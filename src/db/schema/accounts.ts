@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { guestSessions } from './guests'
 
 export const PLANS = ['free', 'pro'] as const
@@ -16,7 +16,11 @@ export const accounts = pgTable('accounts', {
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 })
 
-/** mk_ API keys: only the SHA-256 of a key is stored; `start` (its first characters) helps people tell keys apart. */
+/**
+ * mk_ API keys: only the SHA-256 of a key is stored; `start` (its first characters) and `name` help
+ * people tell keys apart. `scopes` null is the account's full access, else the OAuth scopes the key is
+ * held to (src/lib/agent-access.ts). last_used_at is written at most once a minute (keys.ts).
+ */
 export const apiKeys = pgTable(
   'api_keys',
   {
@@ -24,6 +28,10 @@ export const apiKeys = pgTable(
     accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
     keyHash: text('key_hash').notNull().unique(),
     start: text('start').notNull(),
+    // The default names the keys made before names existed, and any a process of the previous
+    // version inserts during a rolling deploy (keys.ts DEFAULT_KEY_NAME: the same words).
+    name: text('name').notNull().default('Default key'),
+    scopes: jsonb('scopes').$type<string[]>(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),

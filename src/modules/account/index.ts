@@ -1,5 +1,5 @@
 // GET /api/v1/account/status, POST /api/v1/account/upgrade, GET /api/v1/account/upgrade/{checkout_id},
-// and (billing.ts) the checkout page and the Stripe webhook.
+// and (billing.ts) the checkout page and the Stripe webhook; (key-routes.ts) the account's API keys.
 import { Elysia, t } from 'elysia'
 import { createBillingProvider } from '../../billing'
 import type { Auth } from '../../plugins/auth'
@@ -9,6 +9,7 @@ import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
 import { billingRoutes, withApiErrors } from './billing'
 import { registrationRoutes } from './registration-routes'
+import { apiKeyRoutes } from './key-routes'
 import { checkoutView, findOwnCheckout, startCheckout, type OnUpgraded } from './checkouts'
 import { accountModels, BILLING_INTERVALS } from './model'
 import type { BillingInterval } from '../../billing/prices'
@@ -121,4 +122,5 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
     )
     .use(billingRoutes(services, billing, onUpgraded))
     .use(registrationRoutes(services, auth))
+    .use(apiKeyRoutes(services, auth))
 }
