@@ -9,9 +9,9 @@ import { createdUs, decodeCursor, encodeCursor, type ListPosition } from './curs
 import type { LinkListInput, LinkSort } from './model'
 import { toLinkRecord } from './service'
 import { clickTotals, withClicks, type ClickTotals } from './clicks'
+import { ownedTagExists } from './owned'
 import { normalizeHost } from './url'
 import { clicksPage } from './list-clicks'
-import { ownedTagExists } from '../tags/service'
 import { linksCreatedSince, linksOfAccount, monthWindow } from '../account/meta'
 
 /** `%` and `_` match themselves in a search; `\` is the escape character of LIKE. */

@@ -6,7 +6,7 @@ import { linkTags, tags } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { MAX_TAG_ID, MAX_TAG_NAME_LENGTH, TAG_COLORS, type CreateTagInput, type TagColor, type TagRecord } from './model'
-import { findOwnedLink, linkHost } from '../links/owned'
+import { findOwnedLink, linkHost, ownedTagExists } from '../links/owned'
 import { lockFor } from '../../db/locks'
 
 type TagRow = typeof tags.$inferSelect
@@ -101,17 +101,6 @@ export interface LinkRef {
 /** The link's id when it belongs to the account; LINK_NOT_FOUND otherwise (missing and foreign alike). */
 async function ownedLinkId(db: Pick<Db, 'select'>, accountId: string, domain: string, alias: string, lock = false): Promise<string> {
   return (await findOwnedLink(db, accountId, domain, alias, lock)).id
-}
-
-/** Resolves when the tag is the account's; TAG_NOT_FOUND otherwise (missing and foreign alike). */
-export async function ownedTagExists(db: Pick<Db, 'select'>, accountId: string, tagId: number, lock = false): Promise<void> {
-  const query = db
-    .select({ id: tags.id })
-    .from(tags)
-    .where(and(eq(tags.id, tagId), eq(tags.accountId, accountId)))
-    .limit(1)
-  const [row] = lock ? await query.for('key share') : await query
-  if (!row) throw new ApiError('TAG_NOT_FOUND')
 }
 
 export async function listLinkTags(services: Pick<Services, 'db' | 'config'>, accountId: string, ref: LinkRef): Promise<TagRecord[]> {
