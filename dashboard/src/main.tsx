@@ -3,12 +3,13 @@ import { render } from 'preact'
 import './styles.css'
 import { Layout } from './components/Layout'
 import { AccountPage } from './pages/AccountPage'
+import { ImportExportPage } from './pages/ImportExportPage'
 import { LinksPage } from './pages/LinksPage'
 import { useLocation } from './router'
 
 function App() {
   const { path } = useLocation()
-  const page = path.startsWith('/account') ? <AccountPage /> : path === '/' ? <LinksPage /> : <NotFound />
+  const page = path.startsWith('/account') ? <AccountPage /> : path === '/import' ? <ImportExportPage /> : path === '/' ? <LinksPage /> : <NotFound />
   return <Layout path={path}>{page}</Layout>
 }
 
@@ -21,4 +22,7 @@ function NotFound() {
   )
 }
 
-render(<App />, document.getElementById('app')!)
+// The shell's "Loading…" is for the moment before this script runs; Preact keeps DOM it did not make.
+const root = document.getElementById('app')!
+root.replaceChildren()
+render(<App />, root)

@@ -217,6 +217,18 @@ describe('GET /swagger/json', () => {
     expect(Object.keys(reused)).toContain('IDEMPOTENCY_KEY_REUSED')
   })
 
+  test('no parameter carries a default Swagger UI would fill in but the parameter does not have (tag=0)', () => {
+    const stray: string[] = []
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: { default?: unknown; anyOf?: Array<{ default?: unknown }> } }> }>>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const p of op.parameters ?? []) {
+          for (const branch of p.schema?.anyOf ?? []) if ('default' in branch && branch.default !== p.schema?.default) stray.push(`${method} ${path} ${p.name}`)
+        }
+      }
+    }
+    expect(stray).toEqual([])
+  })
+
   test('operationIds are readable and unique; every used tag is declared and every declared tag used', () => {
     const ops = Object.values(doc.paths as Record<string, Record<string, { operationId: string; tags: string[] }>>).flatMap((item) => Object.values(item))
     const ids = ops.map((op) => op.operationId)

@@ -110,6 +110,23 @@ function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
 }
 
 /**
+ * An integer query parameter's schema is an anyOf whose string branch (the coercion Elysia adds) carries
+ * `default: 0` of its own. Swagger UI fills that in as if it were the parameter's default, so an optional
+ * `tag` (at least 1) was sent as `tag=0` and refused. Defaults inside the branches go unless they are the
+ * parameter's own.
+ */
+function withoutStrayDefaults(parameter: Json): Json {
+  const schema = parameter.schema
+  if (!isObject(schema) || !Array.isArray(schema.anyOf)) return parameter
+  const anyOf = schema.anyOf.map((branch) => {
+    if (!isObject(branch) || !('default' in branch) || branch.default === schema.default) return branch
+    const { default: _stray, ...kept } = branch
+    return kept
+  })
+  return { ...parameter, schema: { ...schema, anyOf } }
+}
+
+/**
  * Parameter `examples` given as an array (the plugin copies the schema's). Swagger UI fills a parameter
  * in from the parameter's `example` or `examples` (and the schema's `example` or `default`), and Try it
  * out sends what is filled in. A required parameter needs a value anyway: its example is filled in
@@ -117,8 +134,9 @@ function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
  * would change the request (`dry_run=true`, a `domain` this server may not serve): its examples go to
  * the schema's `examples` (JSON Schema, never filled in) and to the description.
  */
-function normalizeParameter(parameter: unknown): unknown {
-  if (!isObject(parameter)) return parameter
+function normalizeParameter(given: unknown): unknown {
+  if (!isObject(given)) return given
+  const parameter = withoutStrayDefaults(given)
   const { examples, example, ...rest } = parameter
   if (rest.required !== true) {
     // Routes that write their parameters by hand give `example`; the plugin gives `examples` arrays.

@@ -7,6 +7,7 @@ const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?
 
 const SECTIONS = [
   { href: `${BASE}`, label: 'Links', match: (path: string) => path === '/' || path.startsWith('/links') },
+  { href: `${BASE}/import`, label: 'Import / export', match: (path: string) => path.startsWith('/import') },
   { href: `${BASE}/account`, label: 'Account', match: (path: string) => path.startsWith('/account') },
 ]
 
