@@ -4,11 +4,13 @@ import './styles.css'
 import { Layout } from './components/Layout'
 import { AccountPage } from './pages/AccountPage'
 import { LinksPage } from './pages/LinksPage'
+import { LinkPage, parseLinkPath } from './pages/LinkPage'
 import { useLocation } from './router'
 
 function App() {
   const { path } = useLocation()
-  const page = path.startsWith('/account') ? <AccountPage /> : path === '/' ? <LinksPage /> : <NotFound />
+  const link = parseLinkPath(path)
+  const page = link ? <LinkPage key={`${link.domain}/${link.alias}`} {...link} /> : path.startsWith('/account') ? <AccountPage /> : path === '/' ? <LinksPage /> : <NotFound />
   return <Layout path={path}>{page}</Layout>
 }
 
