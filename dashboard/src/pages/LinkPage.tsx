@@ -26,9 +26,10 @@ export function parseLinkPath(path: string): { domain: string; alias: string } |
 export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
   const [link, setLink] = useState<LinkDetails | null>(null)
   const [error, setError] = useState<unknown>(null)
+  // Bumped by "Refresh statistics", so the all-time count above agrees with the statistics below.
+  const [version, setVersion] = useState(0)
   useEffect(() => {
     let current = true
-    setLink(null)
     setError(null)
     api
       .GET('/api/v1/links/{alias}', { params: { path: { alias }, query: { domain } } })
@@ -37,7 +38,7 @@ export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
     return () => {
       current = false
     }
-  }, [domain, alias])
+  }, [domain, alias, version])
 
   const back = (
     <p>
@@ -85,7 +86,7 @@ export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
         <EditLinkForm link={link} onSaved={setLink} />
         <QrPanel alias={link.alias} domain={link.domain} shortUrl={link.short_url} />
       </div>
-      <LinkStats alias={link.alias} domain={link.domain} />
+      <LinkStats alias={link.alias} domain={link.domain} onRefresh={() => setVersion((n) => n + 1)} />
     </>
   )
 }

@@ -32,7 +32,7 @@ async function loadStats(alias: string, domain: string, period: Period): Promise
   return { plan: 'pro', people: must(people).data, everyone: must(everyone).data }
 }
 
-export function LinkStats({ alias, domain }: { alias: string; domain: string }) {
+export function LinkStats({ alias, domain, onRefresh }: { alias: string; domain: string; onRefresh: () => void }) {
   const [period, setPeriod] = useState<Period>('7D')
   const [outcome, setOutcome] = useState<Outcome | null>(null)
   const [error, setError] = useState<unknown>(null)
@@ -64,7 +64,7 @@ export function LinkStats({ alias, domain }: { alias: string; domain: string }) 
             </label>
           ))}
         </fieldset>
-        <button type="button" onClick={() => setReload((n) => n + 1)} disabled={busy}>
+        <button type="button" onClick={() => (setReload((n) => n + 1), onRefresh())} disabled={busy}>
           Refresh statistics
         </button>
       </div>
