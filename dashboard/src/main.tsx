@@ -5,12 +5,22 @@ import { Layout } from './components/Layout'
 import { AccountPage } from './pages/AccountPage'
 import { ImportExportPage } from './pages/ImportExportPage'
 import { LinksPage } from './pages/LinksPage'
+import { LinkPage, parseLinkPath } from './pages/LinkPage'
 import { useLocation } from './router'
 
 function App() {
   const { path } = useLocation()
-  const page = path.startsWith('/account') ? <AccountPage /> : path === '/import' ? <ImportExportPage /> : path === '/' ? <LinksPage /> : <NotFound />
-  return <Layout path={path}>{page}</Layout>
+  return <Layout path={path}>{pageOf(path)}</Layout>
+}
+
+/** The page of an /app path (without /app). */
+function pageOf(path: string) {
+  const link = parseLinkPath(path)
+  if (link) return <LinkPage key={`${link.domain}/${link.alias}`} {...link} />
+  if (path.startsWith('/account')) return <AccountPage />
+  if (path === '/import') return <ImportExportPage />
+  if (path === '/') return <LinksPage />
+  return <NotFound />
 }
 
 function NotFound() {

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { ConfirmDialog, CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
 import { CreateLinkForm } from './CreateLinkForm'
+import { BASE, Link } from '../router'
 
 export type LinkRecord = Schemas['LinkListResponse']['data']['links'][number]
 
@@ -118,6 +119,7 @@ function LinkTable({ links, onDelete }: { links: LinkRecord[]; onDelete: (link: 
               <td class="num">{(link.clicks ?? 0).toLocaleString()}</td>
               <td class="row-actions">
                 <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+                <Link class="button small" href={`${BASE}/links/${encodeURIComponent(link.domain)}/${encodeURIComponent(link.alias)}`} aria-label={`Statistics of ${link.short_url}`}>Statistics</Link>
                 <button type="button" class="small danger" aria-label={`Delete ${link.short_url}`} onClick={() => onDelete(link)}>
                   Delete
                 </button>

@@ -1,0 +1,92 @@
+// One link at /app/links/<domain>/<alias>: its facts, the edit form, its statistics and its QR code.
+import { useEffect, useState } from 'preact/hooks'
+import { api, must, type Schemas } from '../api'
+import { CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { BASE, Link } from '../router'
+import { EditLinkForm } from './EditLinkForm'
+import { LinkStats } from './LinkStats'
+import { QrPanel } from './QrPanel'
+
+export type LinkDetails = Schemas['LinkResponse']['data']
+
+/** The address of a link's page (the domain first: an alias is unique only within its domain). */
+export const linkPagePath = (domain: string, alias: string) => `${BASE}/links/${encodeURIComponent(domain)}/${encodeURIComponent(alias)}`
+
+/** `/links/<domain>/<alias>` → its parts, or null for another path. */
+export function parseLinkPath(path: string): { domain: string; alias: string } | null {
+  const match = /^\/links\/([^/]+)\/([^/]+)\/?$/.exec(path)
+  if (!match) return null
+  try {
+    return { domain: decodeURIComponent(match[1]!), alias: decodeURIComponent(match[2]!) }
+  } catch {
+    return null
+  }
+}
+
+export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
+  const [link, setLink] = useState<LinkDetails | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  // Bumped by "Refresh statistics", so the all-time count above agrees with the statistics below.
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    let current = true
+    setError(null)
+    api
+      .GET('/api/v1/links/{alias}', { params: { path: { alias }, query: { domain } } })
+      .then((result) => current && setLink(must(result).data))
+      .catch((failure) => current && setError(failure))
+    return () => {
+      current = false
+    }
+  }, [domain, alias, version])
+
+  const back = (
+    <p>
+      <Link href={BASE}>← All links</Link>
+    </p>
+  )
+  if (!link) {
+    return (
+      <>
+        {back}
+        <h1>Link {alias}</h1>
+        {error ? <ErrorNotice error={error} /> : <Loading what="the link" />}
+      </>
+    )
+  }
+  return (
+    <>
+      {back}
+      <h1>{link.short_url.replace(/^https?:\/\//, '')}</h1>
+      <section aria-labelledby="facts-title" class="card">
+        <h2 id="facts-title">Details</h2>
+        <dl class="facts">
+          <dt>Short link</dt>
+          <dd>
+            <a href={link.short_url} target="_blank" rel="noopener">
+              {link.short_url}
+            </a>{' '}
+            <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+          </dd>
+          <dt>Destination</dt>
+          <dd class="destination">{link.full_url}</dd>
+          <dt>Created</dt>
+          <dd>{formatDate(link.created_at)}</dd>
+          <dt>Expires</dt>
+          <dd>{link.expires_at ? formatDate(link.expires_at) : 'Never'}</dd>
+          <dt>Password</dt>
+          <dd>{link.has_password ? 'Yes: visitors enter it before the redirect' : 'No'}</dd>
+          <dt>Clicks of all time</dt>
+          <dd>
+            {(link.clicks ?? 0).toLocaleString()} (last {formatDate(link.last_clicked_at)})
+          </dd>
+        </dl>
+      </section>
+      <div class="link-columns">
+        <EditLinkForm link={link} onSaved={setLink} />
+        <QrPanel alias={link.alias} domain={link.domain} shortUrl={link.short_url} />
+      </div>
+      <LinkStats alias={link.alias} domain={link.domain} onRefresh={() => setVersion((n) => n + 1)} />
+    </>
+  )
+}
