@@ -1,6 +1,7 @@
 // The links list's filters and order: by tag, by domain, and the sort the API offers. Each change starts
 // again from the first page (a cursor belongs to its filters and sort).
 import { useEffect, useState } from 'preact/hooks'
+import type { ComponentChildren } from 'preact'
 import { api, must } from '../api'
 import type { Tag } from '../tags/colours'
 
@@ -36,38 +37,41 @@ export function LinkFilters(props: { filters: Filters; tags: Tag[] | null; onCha
 
   return (
     <>
-      <label>
-        Tag{' '}
-        <select value={filters.tag} onChange={(e) => onChange({ ...filters, tag: e.currentTarget.value })}>
-          <option value="">All tags</option>
-          {(props.tags ?? []).map((tag) => (
-            <option key={tag.id} value={String(tag.id)}>
-              {tag.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Domain{' '}
-        <select value={filters.domain} onChange={(e) => onChange({ ...filters, domain: e.currentTarget.value })}>
-          <option value="">All domains</option>
-          {domains.map((hostname) => (
-            <option key={hostname} value={hostname}>
-              {hostname}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Sort{' '}
-        <select value={filters.sort} onChange={(e) => onChange({ ...filters, sort: e.currentTarget.value as Sort })}>
-          {SORTS.map((sort) => (
-            <option key={sort.value} value={sort.value}>
-              {sort.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <FilterSelect id="filter-tag" label="Tag" value={filters.tag} onChange={(tag) => onChange({ ...filters, tag })}>
+        <option value="">All tags</option>
+        {(props.tags ?? []).map((tag) => (
+          <option key={tag.id} value={String(tag.id)}>
+            {tag.name}
+          </option>
+        ))}
+      </FilterSelect>
+      <FilterSelect id="filter-domain" label="Domain" value={filters.domain} onChange={(domain) => onChange({ ...filters, domain })}>
+        <option value="">All domains</option>
+        {domains.map((hostname) => (
+          <option key={hostname} value={hostname}>
+            {hostname}
+          </option>
+        ))}
+      </FilterSelect>
+      <FilterSelect id="filter-sort" label="Sort" value={filters.sort} onChange={(sort) => onChange({ ...filters, sort: sort as Sort })}>
+        {SORTS.map((sort) => (
+          <option key={sort.value} value={sort.value}>
+            {sort.label}
+          </option>
+        ))}
+      </FilterSelect>
     </>
+  )
+}
+
+/** A labelled <select> of the toolbar (label and control kept together when the row wraps). */
+function FilterSelect(props: { id: string; label: string; value: string; onChange: (value: string) => void; children: ComponentChildren }) {
+  return (
+    <span class="filter">
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+        {props.children}
+      </select>
+    </span>
   )
 }

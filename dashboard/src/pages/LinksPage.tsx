@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { ConfirmDialog, CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
-import { LinkTagsCell, useLinkTags, type LinkTagState } from '../tags/linkTags'
+import { LinkTagsCell, useLinkTags, type LinkTagState, type TagChange } from '../tags/linkTags'
 import type { Tag } from '../tags/colours'
 import { useTags } from '../tags/useTags'
 import { CreateLinkForm } from './CreateLinkForm'
@@ -76,7 +76,7 @@ export function LinksPage() {
           {page && <span aria-live="polite">{page.total.toLocaleString()} links</span>}
         </div>
         <ErrorNotice error={error} />
-        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : filters.tag || filters.domain ? 'No link matches these filters.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} tags={{ all: tags ?? [], of: linkTags.tagsOf, set: linkTags.set }} />}
+        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : filters.tag || filters.domain ? 'No link matches these filters.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} tags={{ all: tags ?? [], of: linkTags.tagsOf, update: linkTags.update }} />}
         <nav class="pager" aria-label="Pages of links">
           <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
             Previous page
@@ -95,7 +95,7 @@ export function LinksPage() {
   )
 }
 
-type RowTags = { all: Tag[]; of: (link: LinkRecord) => LinkTagState | undefined; set: (link: LinkRecord, tags: Tag[]) => void }
+type RowTags = { all: Tag[]; of: (link: LinkRecord) => LinkTagState | undefined; update: (link: LinkRecord, change: TagChange) => void }
 
 function LinkTable({ links, onDelete, tags }: { links: LinkRecord[]; onDelete: (link: LinkRecord) => void; tags: RowTags }) {
   return (
@@ -127,7 +127,7 @@ function LinkTable({ links, onDelete, tags }: { links: LinkRecord[]; onDelete: (
               </th>
               <td class="destination">{link.full_url}</td>
               <td>
-                <LinkTagsCell link={link} state={tags.of(link)} allTags={tags.all} onChange={(next) => tags.set(link, next)} />
+                <LinkTagsCell link={link} state={tags.of(link)} allTags={tags.all} onChange={(change) => tags.update(link, change)} />
               </td>
               <td>{formatDate(link.created_at)}</td>
               <td>{formatDate(link.expires_at)}</td>

@@ -13,6 +13,7 @@ import { TagChip, type Tag } from './colours'
 const keyOf = (link: Pick<LinkRecord, 'domain' | 'alias'>) => `${link.domain}/${link.alias}`
 
 export type LinkTagState = Tag[] | { failed: unknown }
+export type TagChange = (tags: Tag[]) => Tag[]
 
 export function useLinkTags(links: LinkRecord[] | undefined) {
   const known = useRef(new Map<string, LinkTagState>())
@@ -40,12 +41,17 @@ export function useLinkTags(links: LinkRecord[] | undefined) {
 
   return {
     tagsOf: (link: LinkRecord) => known.current.get(keyOf(link)),
-    set: (link: LinkRecord, tags: Tag[]) => (known.current.set(keyOf(link), tags), refresh()),
+    /** Changes one link's tags from what is known now (two quick changes of one row both count). */
+    update: (link: LinkRecord, change: TagChange) => {
+      const now = known.current.get(keyOf(link))
+      known.current.set(keyOf(link), change(Array.isArray(now) ? now : []))
+      refresh()
+    },
   }
 }
 
 /** The tags of one row: the chips, then a menu button opening a checklist of the account's tags. */
-export function LinkTagsCell(props: { link: LinkRecord; state: LinkTagState | undefined; allTags: Tag[]; onChange: (tags: Tag[]) => void }) {
+export function LinkTagsCell(props: { link: LinkRecord; state: LinkTagState | undefined; allTags: Tag[]; onChange: (change: TagChange) => void }) {
   const { link, state } = props
   if (state === undefined) return <span class="loading">Loading tags…</span>
   if (!Array.isArray(state)) return <span class="error-inline">Tags unavailable: {describeFailure(state.failed)}</span>
@@ -57,26 +63,34 @@ export function LinkTagsCell(props: { link: LinkRecord; state: LinkTagState | un
   )
 }
 
-function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assigned: Tag[]; allTags: Tag[]; onChange: (tags: Tag[]) => void }) {
+function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assigned: Tag[]; allTags: Tag[]; onChange: (change: TagChange) => void }) {
   const [open, setOpen] = useState(false)
-  const [busy, setBusy] = useState(false)
+  // Tags whose change is on its way: their box ignores clicks meanwhile (not disabled: focus stays).
+  const [pending, setPending] = useState<ReadonlySet<number>>(new Set())
   const [error, setError] = useState<string | null>(null)
+  const [saved, setSaved] = useState(false)
   const button = useRef<HTMLButtonElement>(null)
   const panelId = `tags-${link.domain}-${link.alias}`.replace(/[^A-Za-z0-9_-]/g, '-')
   const close = () => (setOpen(false), button.current?.focus())
 
+  // The box shows its new state at once (a controlled checkbox would otherwise spring back while the
+  // call runs); a refusal puts the previous tags back and says why.
   const toggle = async (tag: Tag, on: boolean) => {
-    setBusy(true)
+    setPending((p) => new Set(p).add(tag.id))
     setError(null)
+    setSaved(false)
+    const without = (tags: Tag[]) => tags.filter((t) => t.id !== tag.id)
+    onChange((tags) => (on ? [...without(tags), tag] : without(tags)))
     try {
       const path = { alias: link.alias }
       if (on) must(await api.POST('/api/v1/links/{alias}/tags', { params: { path }, body: { tagId: tag.id, domain: link.domain } }))
       else must(await api.DELETE('/api/v1/links/{alias}/tags/{tagId}', { params: { path: { ...path, tagId: String(tag.id) }, query: { domain: link.domain } } }))
-      onChange(on ? [...assigned, tag] : assigned.filter((t) => t.id !== tag.id))
+      setSaved(true)
     } catch (failure) {
+      onChange((tags) => (on ? without(tags) : [...without(tags), tag]))
       setError(describeFailure(failure))
     } finally {
-      setBusy(false)
+      setPending((p) => new Set([...p].filter((id) => id !== tag.id)))
     }
   }
 
@@ -86,17 +100,25 @@ function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assi
         Tags<span class="visually-hidden"> of {link.short_url}</span>
       </button>
       {open && (
-        <fieldset id={panelId} class="tag-menu-panel" disabled={busy}>
+        <fieldset id={panelId} class="tag-menu-panel" aria-busy={pending.size > 0}>
           <legend>Tags of {link.short_url.replace(/^https?:\/\//, '')}</legend>
           {allTags.length === 0 && <p class="muted">
               No tags yet: create them on the <Link href={`${BASE}/tags`}>Tags page</Link>.
             </p>}
           {allTags.map((tag) => (
             <label key={tag.id} class="check">
-              <input type="checkbox" checked={assigned.some((t) => t.id === tag.id)} onChange={(e) => toggle(tag, e.currentTarget.checked)} />
+              <input
+                type="checkbox"
+                checked={assigned.some((t) => t.id === tag.id)}
+                onClick={(e) => pending.has(tag.id) && e.preventDefault()}
+                onChange={(e) => toggle(tag, e.currentTarget.checked)}
+              />
               <TagChip tag={tag} />
             </label>
           ))}
+          <p class="hint" role="status">
+            {pending.size > 0 ? 'Saving…' : saved && !error ? 'Saved.' : ''}
+          </p>
           {error && (
             <p class="error" role="alert">
               {error}
