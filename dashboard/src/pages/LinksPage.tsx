@@ -56,6 +56,7 @@ export function LinksPage() {
     setDoomed(null)
     try {
       must(await api.DELETE('/api/v1/links/{alias}', { params: { path: { alias: link.alias }, query: { domain: link.domain } } }))
+      linkTags.forget(link)
       setReload((n) => n + 1)
     } catch (failure) {
       setError(failure)

@@ -41,6 +41,8 @@ export function useLinkTags(links: LinkRecord[] | undefined) {
 
   return {
     tagsOf: (link: LinkRecord) => known.current.get(keyOf(link)),
+    /** A deleted link: its alias may come back as a new link, without these tags. */
+    forget: (link: LinkRecord) => void known.current.delete(keyOf(link)),
     /** Changes one link's tags from what is known now (two quick changes of one row both count). */
     update: (link: LinkRecord, change: TagChange) => {
       const now = known.current.get(keyOf(link))
