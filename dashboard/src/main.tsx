@@ -3,9 +3,11 @@ import { render } from 'preact'
 import './styles.css'
 import { Layout } from './components/Layout'
 import { AccountPage } from './pages/AccountPage'
+import { DomainsPage } from './pages/DomainsPage'
 import { ImportExportPage } from './pages/ImportExportPage'
-import { LinksPage } from './pages/LinksPage'
 import { LinkPage, parseLinkPath } from './pages/LinkPage'
+import { LinksPage } from './pages/LinksPage'
+import { TagsPage } from './pages/TagsPage'
 import { useLocation } from './router'
 
 function App() {
@@ -19,10 +21,13 @@ function pageOf(path: string) {
   if (link) return <LinkPage key={`${link.domain}/${link.alias}`} {...link} />
   if (path.startsWith('/account')) return <AccountPage />
   if (path === '/import') return <ImportExportPage />
+  if (path === '/tags') return <TagsPage />
+  if (path === '/domains') return <DomainsPage />
   if (path === '/') return <LinksPage />
   return <NotFound />
 }
 
+/** The pages added after the first ones: one line each. */
 function NotFound() {
   return (
     <>

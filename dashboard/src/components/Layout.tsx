@@ -8,6 +8,8 @@ const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?
 const SECTIONS = [
   { href: `${BASE}`, label: 'Links', match: (path: string) => path === '/' || path.startsWith('/links') },
   { href: `${BASE}/import`, label: 'Import / export', match: (path: string) => path.startsWith('/import') },
+  { href: `${BASE}/tags`, label: 'Tags', match: (path: string) => path === '/tags' },
+  { href: `${BASE}/domains`, label: 'Domains', match: (path: string) => path === '/domains' },
   { href: `${BASE}/account`, label: 'Account', match: (path: string) => path.startsWith('/account') },
 ]
 

@@ -1,9 +1,13 @@
-// The links: create, search, page through, copy, delete.
+// The links: create, search, filter by tag or domain, sort, page through, copy, tag, delete.
 import { useEffect, useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { ConfirmDialog, CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { LinkTagsCell, useLinkTags, type LinkTagState, type TagChange } from '../tags/linkTags'
+import type { Tag } from '../tags/colours'
+import { useTags } from '../tags/useTags'
 import { CreateLinkForm } from './CreateLinkForm'
 import { BASE, Link } from '../router'
+import { filterQuery, LinkFilters, NO_FILTERS, type Filters } from './LinkFilters'
 
 export type LinkRecord = Schemas['LinkListResponse']['data']['links'][number]
 
@@ -12,6 +16,8 @@ const PAGE_SIZE = 20
 export function LinksPage() {
   const [search, setSearch] = useState('')
   const [query, setQuery] = useState('')
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS)
+  const { tags } = useTags()
   // The cursors of the pages before this one, to go back; null is the first page.
   const [cursors, setCursors] = useState<Array<string | null>>([null])
   const [page, setPage] = useState<{ links: LinkRecord[]; total: number; next: string | null } | null>(null)
@@ -32,7 +38,7 @@ export function LinksPage() {
     let current = true
     setError(null)
     api
-      .GET('/api/v1/links', { params: { query: { limit: PAGE_SIZE, ...(query && { search: query }), ...(cursor && { cursor }) } } })
+      .GET('/api/v1/links', { params: { query: { limit: PAGE_SIZE, ...(query && { search: query }), ...filterQuery(filters), ...(cursor && { cursor }) } } })
       .then((result) => {
         if (!current) return
         const { links, pagination } = must(result).data
@@ -42,12 +48,16 @@ export function LinksPage() {
     return () => {
       current = false
     }
-  }, [query, cursor, reload])
+  }, [query, filters, cursor, reload])
+
+  const linkTags = useLinkTags(page?.links)
+  const filter = (next: Filters) => (setFilters(next), setCursors([null]))
 
   const remove = async (link: LinkRecord) => {
     setDoomed(null)
     try {
       must(await api.DELETE('/api/v1/links/{alias}', { params: { path: { alias: link.alias }, query: { domain: link.domain } } }))
+      linkTags.forget(link)
       setReload((n) => n + 1)
     } catch (failure) {
       setError(failure)
@@ -64,10 +74,11 @@ export function LinksPage() {
           <label>
             Search links <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="alias or destination" />
           </label>
+          <LinkFilters filters={filters} tags={tags} onChange={filter} />
           {page && <span aria-live="polite">{page.total.toLocaleString()} links</span>}
         </div>
         <ErrorNotice error={error} />
-        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} />}
+        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : filters.tag || filters.domain ? 'No link matches these filters.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} tags={{ all: tags ?? [], of: linkTags.tagsOf, update: linkTags.update }} />}
         <nav class="pager" aria-label="Pages of links">
           <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
             Previous page
@@ -86,7 +97,9 @@ export function LinksPage() {
   )
 }
 
-function LinkTable({ links, onDelete }: { links: LinkRecord[]; onDelete: (link: LinkRecord) => void }) {
+type RowTags = { all: Tag[]; of: (link: LinkRecord) => LinkTagState | undefined; update: (link: LinkRecord, change: TagChange) => void }
+
+function LinkTable({ links, onDelete, tags }: { links: LinkRecord[]; onDelete: (link: LinkRecord) => void; tags: RowTags }) {
   return (
     <div class="table-wrap">
       <table>
@@ -94,6 +107,7 @@ function LinkTable({ links, onDelete }: { links: LinkRecord[]; onDelete: (link: 
           <tr>
             <th scope="col">Short link</th>
             <th scope="col">Destination</th>
+            <th scope="col">Tags</th>
             <th scope="col">Created</th>
             <th scope="col">Expires</th>
             <th scope="col" class="num">
@@ -114,6 +128,9 @@ function LinkTable({ links, onDelete }: { links: LinkRecord[]; onDelete: (link: 
                 {link.has_password && <span class="badge">password</span>}
               </th>
               <td class="destination">{link.full_url}</td>
+              <td>
+                <LinkTagsCell link={link} state={tags.of(link)} allTags={tags.all} onChange={(change) => tags.update(link, change)} />
+              </td>
               <td>{formatDate(link.created_at)}</td>
               <td>{formatDate(link.expires_at)}</td>
               <td class="num">{(link.clicks ?? 0).toLocaleString()}</td>

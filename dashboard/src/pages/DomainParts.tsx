@@ -1,0 +1,73 @@
+// The Domains page's form and the DNS record a person creates to prove they control a domain.
+import { useState } from 'preact/hooks'
+import { api, must } from '../api'
+import { CopyButton, ErrorNotice } from '../components/ui'
+import type { Domain } from './DomainsPage'
+
+export function AddDomainForm({ onAdded }: { onAdded: (domain: Domain, usage: Record<string, unknown>) => void }) {
+  const [hostname, setHostname] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      const body = must(await api.POST('/api/v1/domains', { body: { hostname: hostname.trim() } }))
+      // Only an Agent's call is ever held for approval; the signed-in human's runs.
+      if (!('meta' in body) || !('hostname' in body.data)) throw new Error('The domain was held for approval.')
+      onAdded(body.data, body.meta.usage ?? {})
+      setHostname('')
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <section aria-labelledby="add-domain-title" class="card">
+      <h2 id="add-domain-title">Add a domain</h2>
+      <form onSubmit={submit}>
+        <div class="field">
+          <label for="domain-hostname">Domain name</label>
+          <input id="domain-hostname" required maxLength={253} placeholder="links.example.com" value={hostname} aria-describedby="domain-hint" onInput={(e) => setHostname(e.currentTarget.value)} />
+          <span id="domain-hint" class="hint">
+            A domain you control. Point it at this service, then prove it with a DNS TXT record.
+          </span>
+        </div>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Adding…' : 'Add domain'}
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={error} />
+    </section>
+  )
+}
+
+/** The TXT record that proves control, each part with its copy button. */
+export function DnsRecord({ domain }: { domain: Domain }) {
+  const { type, name, value } = domain.verification
+  return (
+    <div class="dns-record">
+      <p>At your DNS provider, create this record, then verify:</p>
+      <dl class="facts">
+        <dt>Record type</dt>
+        <dd>
+          <code>{type}</code>
+        </dd>
+        <dt>Name</dt>
+        <dd>
+          <code>{name}</code> <CopyButton text={name} label={`Copy the record name for ${domain.hostname}`} />
+        </dd>
+        <dt>Value</dt>
+        <dd>
+          <code class="wrap">{value}</code> <CopyButton text={value} label={`Copy the record value for ${domain.hostname}`} />
+        </dd>
+      </dl>
+    </div>
+  )
+}
