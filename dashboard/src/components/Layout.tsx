@@ -7,6 +7,8 @@ const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?
 
 const SECTIONS = [
   { href: `${BASE}`, label: 'Links', match: (path: string) => path === '/' || path.startsWith('/links') },
+  { href: `${BASE}/agents`, label: 'Agents', match: (path: string) => path.startsWith('/agents') },
+  { href: `${BASE}/approvals`, label: 'Approvals', match: (path: string) => path.startsWith('/approvals') },
   { href: `${BASE}/account`, label: 'Account', match: (path: string) => path.startsWith('/account') },
 ]
 
