@@ -1,7 +1,7 @@
 // One Agent: what it may do, a token for it (shown once), narrower scopes, its audit log, the kill switch.
 import { useState } from 'preact/hooks'
 import { api, must } from '../../api'
-import { OPERATION_WORDS, scopeList } from '../../access'
+import { GRANTABLE_SCOPES, OPERATION_WORDS, scopeList } from '../../access'
 import { Choices } from '../../components/Choices'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../../components/ui'
 import { BASE, Link } from '../../router'
@@ -58,7 +58,7 @@ function NarrowScopes({ agent, onSaved }: { agent: AgentRecord; onSaved: () => P
   const [kept, setKept] = useState<string[]>(agent.scopes)
   const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState(false)
-  const options = Object.fromEntries(agent.scopes.map((s) => [s, ''])) as Record<string, string>
+  const options = Object.fromEntries(agent.scopes.map((s) => [s, GRANTABLE_SCOPES[s] ?? ''])) as Record<string, string>
   const save = async (event: Event) => {
     event.preventDefault()
     setError(null)
