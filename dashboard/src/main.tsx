@@ -3,6 +3,9 @@ import { render } from 'preact'
 import './styles.css'
 import { Layout } from './components/Layout'
 import { AccountPage } from './pages/AccountPage'
+import { AgentPage } from './pages/agents/AgentPage'
+import { AgentsPage } from './pages/agents/AgentsPage'
+import { ApprovalsPage } from './pages/ApprovalsPage'
 import { DomainsPage } from './pages/DomainsPage'
 import { ImportExportPage } from './pages/ImportExportPage'
 import { LinkPage, parseLinkPath } from './pages/LinkPage'
@@ -23,11 +26,14 @@ function pageOf(path: string) {
   if (path === '/import') return <ImportExportPage />
   if (path === '/tags') return <TagsPage />
   if (path === '/domains') return <DomainsPage />
+  const agent = /^\/agents\/([^/]+)$/.exec(path)
+  if (agent) return <AgentPage key={agent[1]} agentId={decodeURIComponent(agent[1]!)} />
+  if (path === '/agents') return <AgentsPage />
+  if (path === '/approvals') return <ApprovalsPage />
   if (path === '/') return <LinksPage />
   return <NotFound />
 }
 
-/** The pages added after the first ones: one line each. */
 function NotFound() {
   return (
     <>

@@ -50,10 +50,18 @@ export function pageHeaders(formTargets: readonly string[] = []): Record<string,
   }
 }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#111}
-label{display:block;margin:1rem 0 .25rem}input[type=email],input[type=text]{font:inherit;width:100%;box-sizing:border-box;padding:.5rem;border:1px solid #bbb;border-radius:.3rem}
-button,.button{display:inline-block;font:inherit;padding:.6rem 1.2rem;margin:.75rem .5rem 0 0;border:0;border-radius:.4rem;background:#3b82f6;color:#fff;cursor:pointer;text-decoration:none}
-button.secondary,.button.secondary{background:#e5e7eb;color:#111}.error{color:#b91c1c}.note{color:#555;font-size:.875rem}
+// The dashboard's look (dashboard/src/styles.css: its fonts, colours, fields, buttons and focus ring), so
+// signing in, consenting and approving feel like the same product. A form's first action is the primary
+// (accent) button here; .secondary is the dashboard's plain button.
+const STYLE = `:root{--fg:#1f2937;--muted:#4b5563;--line:#d1d5db;--accent:#1d4ed8;--danger:#b91c1c}
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:var(--fg);background:#f9fafb}
+h1{font-size:1.6rem;line-height:1.25}a{color:var(--accent)}:focus-visible{outline:3px solid #93c5fd;outline-offset:2px}
+label{display:block;margin:1rem 0 .25rem;font-weight:600;font-size:.95rem}ul.scopes label{display:inline;font-weight:400;font-size:1rem}
+input[type=email],input[type=text]{font:inherit;width:100%;box-sizing:border-box;padding:.45rem .6rem;border:1px solid var(--line);border-radius:.375rem;background:#fff;color:var(--fg)}
+button,.button{display:inline-block;font:inherit;padding:.45rem .9rem;margin:.75rem .5rem 0 0;border:1px solid var(--accent);border-radius:.375rem;background:var(--accent);color:#fff;cursor:pointer;text-decoration:none}
+button.secondary,.button.secondary{background:#fff;border-color:var(--line);color:var(--fg)}
+.error{color:var(--danger);border-left:4px solid var(--danger);padding:.25rem .75rem;background:#fef2f2}.note{color:var(--muted);font-size:.875rem}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#fff;border:1px solid var(--line);border-radius:.25rem;padding:.4rem .6rem;font-size:.9rem}
 ul.scopes{list-style:none;padding:0}ul.scopes li{margin:.4rem 0}`
 
 /** A whole page: `body` is HTML the caller has escaped; `title` is text. */

@@ -10,6 +10,8 @@ const SECTIONS = [
   { href: `${BASE}/import`, label: 'Import / export', match: (path: string) => path.startsWith('/import') },
   { href: `${BASE}/tags`, label: 'Tags', match: (path: string) => path === '/tags' },
   { href: `${BASE}/domains`, label: 'Domains', match: (path: string) => path === '/domains' },
+  { href: `${BASE}/agents`, label: 'Agents', match: (path: string) => path.startsWith('/agents') },
+  { href: `${BASE}/approvals`, label: 'Approvals', match: (path: string) => path.startsWith('/approvals') },
   { href: `${BASE}/account`, label: 'Account', match: (path: string) => path.startsWith('/account') },
 ]
 

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ErrorNotice, formatDate, Loading } from '../components/ui'
+import { KeysPanel } from './KeysPanel'
 
 interface Usage {
   links_this_month: number
@@ -70,6 +71,7 @@ export function AccountPage() {
           </div>
         </section>
       )}
+      <KeysPanel />
     </>
   )
 }
