@@ -367,7 +367,8 @@ const MAX_LIMIT = 1_000_000_000
 
 /**
  * PLAN_<PLAN>_REQUESTS_PER_MINUTE (at least 1: 0 would lock every key out), PLAN_<PLAN>_LINKS_PER_MONTH
- * and PLAN_<PLAN>_CUSTOM_DOMAINS (0 allowed: a plan without any), TAGS_PER_ACCOUNT. Unset: the spec's.
+ * and PLAN_<PLAN>_CUSTOM_DOMAINS (0 allowed: a plan without any), TAGS_PER_ACCOUNT, and
+ * SESSION_REQUESTS_PER_MINUTE (a signed-in session's floor). Unset: the spec's (and 300 for sessions).
  */
 function limits(env: Env): Limits {
   const plan = (name: LimitedPlan): PlanLimits => {
@@ -379,7 +380,11 @@ function limits(env: Env): Limits {
       customDomains: int(env, `${prefix}CUSTOM_DOMAINS`, fallback.customDomains, 0, MAX_LIMIT),
     }
   }
-  return { plans: { free: plan('free'), pro: plan('pro') }, tagsPerAccount: int(env, 'TAGS_PER_ACCOUNT', DEFAULT_LIMITS.tagsPerAccount, 0, MAX_LIMIT) }
+  return {
+    plans: { free: plan('free'), pro: plan('pro') },
+    tagsPerAccount: int(env, 'TAGS_PER_ACCOUNT', DEFAULT_LIMITS.tagsPerAccount, 0, MAX_LIMIT),
+    sessionRequestsPerMinute: int(env, 'SESSION_REQUESTS_PER_MINUTE', DEFAULT_LIMITS.sessionRequestsPerMinute, 1, MAX_LIMIT),
+  }
 }
 
 export interface ConfigDefaults {

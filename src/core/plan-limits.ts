@@ -17,6 +17,12 @@ export interface PlanLimits {
 export interface Limits {
   plans: Record<LimitedPlan, PlanLimits>
   tagsPerAccount: number
+  /**
+   * Requests a minute of a signed-in session when that is more than its plan's: the dashboard makes a few
+   * calls per page (a page of links, its tags, the domains), and a person clicking through it must not
+   * meet the limit a script on an API key meets. Links a month and every other limit stay the plan's.
+   */
+  sessionRequestsPerMinute: number
 }
 
 /** The spec's figures (section 8, TAGS_PER_ACCOUNT: 20 tags on every plan): what an unset variable means. */
@@ -26,4 +32,5 @@ export const DEFAULT_LIMITS: Limits = {
     pro: { requestsPerMinute: 120, customDomains: 10, linksPerMonth: 50_000 },
   },
   tagsPerAccount: 20,
+  sessionRequestsPerMinute: 300,
 }

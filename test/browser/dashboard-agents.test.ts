@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { HAVE_CHROMIUM, reportSkip, startProduct, type Product } from '../support/dashboard'
+import { HAVE_CHROMIUM, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 
 reportSkip('test/browser/dashboard-agents.test.ts')
 
-const SHOTS = 'docs/screenshots'
+const SHOTS = SCREENSHOTS_DIR
 
 let product: Product
 let human: { email: string; apiKey: string }
@@ -164,7 +164,13 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     await page.getByRole('link', { name: agent.name }).click()
     const audit = page.getByRole('region', { name: 'Audit log' })
     const deletes = audit.getByRole('row').filter({ hasText: `DELETE /api/v1/links/${agent.alias}` })
-    await deletes.first().waitFor()
+    // Audit events reach ClickHouse in batches: the run may land a moment after the hold. A person reloads.
+    await eventually('the held call and its run in the audit log', async () => {
+      await deletes.first().waitFor()
+      if ((await deletes.count()) >= 2) return true
+      await page.reload()
+      return false
+    })
     const outcomes = (await deletes.allTextContents()).map((text) => /Held for approval|Ran/.exec(text)?.[0])
     expect(outcomes.sort()).toEqual(['Held for approval', 'Ran'])
     expect(await audit.getByRole('row').filter({ hasText: 'GET /api/v1/links' }).count()).toBe(1)

@@ -9,14 +9,14 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import jsQR from 'jsqr'
 import { PNG } from 'pngjs'
 import type { Locator, Page } from 'playwright-core'
-import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product } from '../support/dashboard'
+import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 
 reportSkip('test/browser/dashboard-stats.test.ts')
 
 const LANDING = `http://${LANDING_HOST}`
 /** A desktop Chrome as people run it: headless Chromium's own user agent ("HeadlessChrome") is a bot. */
 const PERSON_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36'
-const SCREENSHOTS = 'docs/screenshots'
+const SCREENSHOTS = SCREENSHOTS_DIR
 
 let product: Product
 

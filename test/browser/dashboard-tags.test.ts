@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product } from '../support/dashboard'
+import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 import { startTestDnsServer, type TestDnsServer } from '../support/dns'
 
 reportSkip('test/browser/dashboard-tags.test.ts')
@@ -20,7 +20,7 @@ let human: { email: string; apiKey: string }
 /** Signed in once (one mailed code a minute per address); the tests go on from there. */
 let page: Page
 
-const SHOTS = 'docs/screenshots'
+const SHOTS = SCREENSHOTS_DIR
 const PERSON_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36'
 const suffix = crypto.randomUUID().slice(0, 6)
 

@@ -112,3 +112,9 @@ export async function startProduct(env: Record<string, string> = {}): Promise<Pr
     },
   }
 }
+
+/**
+ * Where the browser tests write their screenshots: SCREENSHOTS_DIR when set (the README's are made with
+ * `SCREENSHOTS_DIR=docs/screenshots`), else a temporary directory, so a test run never changes the tree.
+ */
+export const SCREENSHOTS_DIR = process.env.SCREENSHOTS_DIR || mkdtempSync(join(tmpdir(), 'dashboard-shots-'))

@@ -6,6 +6,9 @@ import { DOCUMENT_FILE, documentText } from '../../../scripts/generate-client'
 import { call, show, testApi, testConfig } from '../../../test/support/api'
 import { agentToken, newAccount } from '../../../test/support/fixtures'
 import { ConfigError, parseConfig } from '../../core/config'
+import { createServices } from '../../services'
+import { cookieName } from '../signin/cookies'
+import { createSession } from '../signin/service'
 import { DEFAULT_LIMITS } from './plans'
 
 const ENV = {
@@ -16,6 +19,7 @@ const ENV = {
   PLAN_PRO_REQUESTS_PER_MINUTE: '9',
   PLAN_PRO_CUSTOM_DOMAINS: '2',
   TAGS_PER_ACCOUNT: '2',
+  SESSION_REQUESTS_PER_MINUTE: '11',
 }
 
 let api: Awaited<ReturnType<typeof testApi>>
@@ -31,6 +35,7 @@ describe('configuration', () => {
     expect(testConfig(ENV).limits).toEqual({
       plans: { free: { linksPerMonth: 3, requestsPerMinute: 7, customDomains: 0 }, pro: { linksPerMonth: 5, requestsPerMinute: 9, customDomains: 2 } },
       tagsPerAccount: 2,
+      sessionRequestsPerMinute: 11,
     })
   })
 
@@ -87,6 +92,23 @@ describe('enforced and shown at the configured figure', () => {
     const agentStatuses: number[] = []
     for (let i = 0; i < 8; i++) agentStatuses.push((await call(api.app, 'GET', '/api/v1/links', { token })).status)
     expect(agentStatuses).toEqual([200, 200, 200, 200, 200, 200, 200, 429])
+  })
+
+  test('a signed-in session (the dashboard) gets SESSION_REQUESTS_PER_MINUTE = 11 when that is above its plan\'s 7; the keys of the same account keep 7', async () => {
+    const account = await newAccount(api.deps.db)
+    const services = createServices(api.deps)
+    const session = await createSession(services, account.id, 'email-code')
+    const cookie = `${cookieName(services.config, 'session')}=${session.token}`
+    const statuses: number[] = []
+    let last: Response | undefined
+    for (let i = 0; i < 12; i++) {
+      last = await api.app.handle(new Request('http://localhost/api/v1/links', { headers: { cookie } }))
+      statuses.push(last.status)
+    }
+    expect(statuses).toEqual([...Array(11).fill(200), 429])
+    expect(last!.headers.get('x-ratelimit-limit')).toBe('11')
+    const byKey = await call(api.app, 'GET', '/api/v1/links', { token: account.key })
+    expect(byKey.headers.get('x-ratelimit-limit'), show(byKey)).toBe('7')
   })
 
   test('tags = 2 and Free custom domains = 0: one more is refused with the configured limit', async () => {

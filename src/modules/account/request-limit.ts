@@ -8,7 +8,11 @@ import type { Services } from '../../services'
 
 const WINDOW_MS = 60_000
 
-/** Counts a request of `credentialId`; its rate headers, or 429 RATE_LIMITED past the plan's limit. */
-export function limitCredential(services: Pick<Services, 'limiter' | 'now' | 'config'>, credentialId: string, plan: Plan): Promise<Record<string, string>> {
-  return enforceRateLimit(services.limiter, credentialId, services.config.limits.plans[plan].requestsPerMinute, WINDOW_MS, services.now())
+/**
+ * Counts a request of `credentialId`; its rate headers, or 429 RATE_LIMITED past the plan's limit (or
+ * past `atLeast` when that is higher: a signed-in session's, config.limits.sessionRequestsPerMinute).
+ */
+export function limitCredential(services: Pick<Services, 'limiter' | 'now' | 'config'>, credentialId: string, plan: Plan, atLeast = 0): Promise<Record<string, string>> {
+  const limit = Math.max(services.config.limits.plans[plan].requestsPerMinute, atLeast)
+  return enforceRateLimit(services.limiter, credentialId, limit, WINDOW_MS, services.now())
 }

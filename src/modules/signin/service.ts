@@ -94,7 +94,8 @@ export async function readSession(services: Pick<Services, 'db' | 'config' | 'no
 /**
  * The principal of the request's session cookie, for routes that accept "an API key or the signed-in
  * human", or null when there is no valid session. Counts one request against the session's window (the
- * plan's requests a minute, like an API key's); over it, throws RATE_LIMITED.
+ * plan's requests a minute, or SESSION_REQUESTS_PER_MINUTE when higher: the dashboard's); over it,
+ * throws RATE_LIMITED.
  */
 export async function sessionPrincipal(services: Services, request: Request): Promise<Principal | null> {
   const session = await readSession(services, request)
@@ -105,7 +106,7 @@ export async function sessionPrincipal(services: Services, request: Request): Pr
     kind: 'account',
     account: { id: account.id, email: account.email, plan: account.plan },
     session: { sessionId: session.id, csrfToken: session.csrfToken },
-    rateHeaders: await limitCredential(services, credentialId, account.plan),
+    rateHeaders: await limitCredential(services, credentialId, account.plan, services.config.limits.sessionRequestsPerMinute),
     credentialId,
   }
 }
