@@ -49,7 +49,7 @@ describe('GET /internal/domains', () => {
       expect(op, where).toBeDefined()
       expect(op.tags?.length, where).toBeGreaterThan(0)
       expect(typeof op.summary, where).toBe('string')
-      expect(op.security, where).toEqual([{ bearerAuth: [] }, { oauth2: op['x-scopes'] }])
+      expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: op['x-scopes'] }])
       for (const status of ['401', '429']) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe('#/components/schemas/ErrorResponse')
       expect(schemaOf(op.responses[ok].content['application/json'].schema.$ref).examples.length, where).toBeGreaterThan(0)
       if (method === 'post' && !path.endsWith('/verify')) {

@@ -31,7 +31,7 @@ describe('links routes in /swagger/json', () => {
     expect(op.tags, where).toEqual(['links'])
     expect(typeof op.summary, where).toBe('string')
     expect(op.description?.length, where).toBeGreaterThan(20)
-    expect(op.security, where).toEqual([{ bearerAuth: [] }, { oauth2: op['x-scopes'] }])
+    expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: op['x-scopes'] }])
     expect(Object.keys(op.responses).sort(), where).toEqual(['200', ...errors].sort())
     for (const status of errors) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe(status === '202' ? '#/components/schemas/HeldResponse' : '#/components/schemas/ErrorResponse')
     expect(model(op.responses['200'].content['application/json'].schema.$ref)?.examples?.length, where).toBeGreaterThan(0)
@@ -64,7 +64,7 @@ describe('links routes in /swagger/json', () => {
     const op = doc.paths['/api/v1/links/{alias}/qr'].get
     expect(op.tags).toEqual(['links'])
     expect(op['x-scopes']).toEqual(['links:read'])
-    expect(op.security).toEqual([{ bearerAuth: [] }, { oauth2: ['links:read'] }])
+    expect(op.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: ['links:read'] }])
     expect(Object.keys(op.responses['200'].content).sort()).toEqual(['image/png', 'image/svg+xml'])
     expect(op.responses['200'].content['image/png'].schema).toEqual({ type: 'string', format: 'binary' })
     expect(op.responses['200'].headers).toHaveProperty('ETag')

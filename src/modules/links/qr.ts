@@ -74,7 +74,7 @@ export function qrHeaders(etag: string): Record<string, string> {
   return {
     etag,
     'cache-control': `private, max-age=${QR_MAX_AGE_SECONDS}`,
-    // One URL, several callers in one browser: the answer depends on whose token asked (404 for others).
-    vary: 'Authorization',
+    // One URL, several callers in one browser: the answer depends on whose token or session asked (404 for others).
+    vary: 'Authorization, Cookie',
   }
 }

@@ -41,7 +41,7 @@ async function signedIn(): Promise<{ browser: Browser; accountId: string; email:
 const withCookie = (token: string) => new Request('http://localhost/x', { headers: { cookie: `other=1; __Host-ls_session=${token}`, [TEST_IP_HEADER]: uniqueIp() } })
 
 describe('sessionPrincipal', () => {
-  test('the account of a live session, its CSRF token, rate headers of the plan and credential ses:<id>', async () => {
+  test('the account of a live session, its CSRF token, rate headers of its window (above the plan one) and credential ses:<id>', async () => {
     const { accountId, email, token } = await signedIn()
     const principal = await sessionPrincipal(services, withCookie(token))
     expect(principal?.kind).toBe('account')
@@ -51,7 +51,7 @@ describe('sessionPrincipal', () => {
     expect(sessionId).toMatch(/^ses_/)
     expect(principal.credentialId).toBe(`ses:${sessionId}`)
     expect(principal.session).toEqual({ sessionId, csrfToken: csrfTokenFor(api.deps.config, sessionId) })
-    expect(principal.rateHeaders['x-ratelimit-limit']).toBe('30')
+    expect(principal.rateHeaders['x-ratelimit-limit']).toBe('300') // SESSION_REQUESTS_PER_MINUTE: above the Free plan's 30
     expect(principal.agent).toBeUndefined()
   })
 
@@ -99,7 +99,7 @@ describe('sessionPrincipal in the auth plugin (a route for the human: API key or
     const read = await send('GET')
     expect(read.status).toBe(200)
     expect(((await read.json()) as { credential: string }).credential).toMatch(/^ses:ses_/)
-    expect(read.headers.get('x-ratelimit-limit')).toBe('30')
+    expect(read.headers.get('x-ratelimit-limit')).toBe('300')
     const unguarded = await send('POST')
     expect(unguarded.status).toBe(403)
     expect(((await unguarded.json()) as { error: string }).error).toBe('CSRF_TOKEN_INVALID')
