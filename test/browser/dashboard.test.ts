@@ -49,11 +49,16 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     await page.getByText('No links yet').waitFor()
 
     // A warm visit, as a person returns to it: navigation start → the list on screen.
+    // Each visit starts once the one before has finished its API calls: a navigation that cuts requests
+    // short can trip playwright-core's own bookkeeping ("Cannot find parent object request@…"), seen once
+    // in CI. Nothing a person does; the figure is the same.
     const visits: number[] = []
     for (let i = 0; i < 3; i++) {
+      await page.waitForLoadState('networkidle')
       await page.goto(`${product.origin}/app`)
       visits.push(await interactiveAfter(page))
     }
+    await page.waitForLoadState('networkidle')
     const median = visits.sort((a, b) => a - b)[1]!
     console.log(`dashboard: first page interactive after ${visits.map((ms) => ms.toFixed(0)).join(', ')} ms (median ${median.toFixed(0)} ms; target < 1,000 ms)`)
     expect(product.problems).toEqual([])
