@@ -41,7 +41,11 @@ export interface Product {
   stop(): Promise<void>
 }
 
-export async function startProduct(env: Record<string, string> = {}): Promise<Product> {
+/**
+ * The product on a free port. `otherOrigins`: origins the pages may visit besides the product's and the
+ * landing page's (a loopback fake of GitHub's sign-in, say); any other request is a problem.
+ */
+export async function startProduct(env: Record<string, string> = {}, options: { otherOrigins?: string[] } = {}): Promise<Product> {
   const sink = await startSmtpSink()
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
@@ -75,7 +79,8 @@ export async function startProduct(env: Record<string, string> = {}): Promise<Pr
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
       context.on('request', (request) => {
         const url = new URL(request.url())
-        if (url.origin !== origin && url.hostname !== LANDING_HOST && url.protocol !== 'data:') problems.push(`request to another origin: ${request.url()}`)
+        const known = url.origin === origin || url.hostname === LANDING_HOST || url.protocol === 'data:' || options.otherOrigins?.includes(url.origin)
+        if (!known) problems.push(`request to another origin: ${request.url()}`)
       })
       const page = await context.newPage()
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
