@@ -4,19 +4,22 @@ import type { ClickEvent } from '../src/core/clicks'
 import { DOMAIN_CHANNEL, encodeCachedLink, linkCacheKey, type CachedLink } from '../src/core/link-cache'
 import { CustomDomain, DEFAULT_DOMAIN, DomainSet, hostOf } from './domains'
 import { handleRedirect, type RedirectDeps } from './handler'
-import { parseDomainList, type LoadDomains } from './internal-api'
+import { parseDomainList, type DomainList, type LoadDomains } from './internal-api'
 import { LinkResolver } from './resolver'
 import type { LinkSource } from './source'
 import { until } from '../test/support/wait'
 
 const SHORT = 'sho.rt'
 
+/** What the API's /internal/domains gives: the verified hosts, and root URLs for some. */
+const list = (hosts: string[], rootUrls: Record<string, string> = {}): DomainList => ({ hosts, rootUrls: new Map(Object.entries(rootUrls)) })
+
 describe('onDefaultDomain and hostOf', () => {
   test('onDefaultDomain matches the configured short domain exactly, over http or https', () => {
-    const set = new DomainSet('sho.rt', async () => [], fakeSource().source, { refreshMs: 60_000 })
+    const set = new DomainSet('sho.rt', async () => list([]), fakeSource().source, { refreshMs: 60_000 })
     expect(set.onDefaultDomain('http://sho.rt/abcd')).toBe(true)
     expect(set.onDefaultDomain('https://sho.rt/abcd?x=1')).toBe(true)
-    const withPort = new DomainSet('127.0.0.1:3001', async () => [], fakeSource().source, { refreshMs: 60_000 })
+    const withPort = new DomainSet('127.0.0.1:3001', async () => list([]), fakeSource().source, { refreshMs: 60_000 })
     expect(withPort.onDefaultDomain('http://127.0.0.1:3001/abcd')).toBe(true)
     for (const url of ['http://sho.rt.evil.com/abcd', 'http://sho.rt:8080/abcd', 'http://xsho.rt/abcd', 'http://evil.com/sho.rt/abcd', '/abcd']) {
       expect(set.onDefaultDomain(url), url).toBe(false)
@@ -52,7 +55,7 @@ function fakeSource() {
 describe('DomainSet', () => {
   test('tells the default domain under any name, verified custom domains and unknown hosts apart', async () => {
     const { source, listeners } = fakeSource()
-    const set = new DomainSet('sho.rt:8080', async () => ['go.example.com'], source, { refreshMs: 60_000 })
+    const set = new DomainSet('sho.rt:8080', async () => list(['go.example.com']), source, { refreshMs: 60_000 })
     expect(set.match('http://go.example.com/x'), 'before the first load: cannot tell').toBeUndefined()
     await set.start()
     expect(listeners.map((l) => l.channel)).toEqual([DOMAIN_CHANNEL])
@@ -77,7 +80,7 @@ describe('DomainSet', () => {
       loads++
       const snapshot = [...hosts]
       await gate
-      return snapshot
+      return list(snapshot)
     }
     const set = new DomainSet(SHORT, load, source, { refreshMs: 60_000 })
     await set.start()
@@ -113,7 +116,7 @@ describe('DomainSet', () => {
       async () => {
         loads++
         if (fail) throw new Error('API down')
-        return ['a.example.com']
+        return list(['a.example.com'])
       },
       source,
       { refreshMs: 60_000, retryMs: 10, log: (line) => log.push(line) },
@@ -130,9 +133,13 @@ describe('DomainSet', () => {
     await set.close()
   })
 
-  test('parseDomainList refuses anything but a list of names', () => {
-    expect(parseDomainList('{"domains":["a.example.com"]}')).toEqual(['a.example.com'])
-    for (const text of ['{}', '{"domains":[1]}', 'null', '[]']) expect(() => parseDomainList(text), text).toThrow()
+  test('parseDomainList refuses anything but a list of names and a map of web URLs', () => {
+    // Without root_urls (an API of the previous version during a rolling deploy): every root neutral.
+    expect(parseDomainList('{"domains":["a.example.com"]}')).toEqual(list(['a.example.com']))
+    expect(parseDomainList('{"domains":["a.example.com"],"root_urls":{"a.example.com":"https://example.com/"}}')).toEqual(list(['a.example.com'], { 'a.example.com': 'https://example.com/' }))
+    for (const text of ['{}', '{"domains":[1]}', 'null', '[]', '{"domains":[],"root_urls":[]}', '{"domains":[],"root_urls":{"a":1}}', '{"domains":[],"root_urls":{"a":"javascript:alert(1)"}}']) {
+      expect(() => parseDomainList(text), text).toThrow()
+    }
     expect(() => parseDomainList('<html>')).toThrow()
   })
 })
@@ -142,7 +149,7 @@ describe('the redirect handler with custom domains', () => {
     return { v: 1, id: `link_${crypto.randomUUID()}`, url }
   }
 
-  async function setup(loadDomains: LoadDomains = async () => ['go.example.com']) {
+  async function setup(loadDomains: LoadDomains = async () => list(['go.example.com'])) {
     const kv = new MemoryKv()
     let resolves = 0
     const resolver = new LinkResolver(
@@ -213,7 +220,7 @@ describe('the redirect handler with custom domains', () => {
 
   test('a domain removed by the API stops resolving once the change is announced', async () => {
     let hosts = ['go.example.com']
-    const { kv, put, get } = await setup(async () => hosts)
+    const { kv, put, get } = await setup(async () => list(hosts))
     await put('go.example.com', 'gone', link('https://example.com/gone'))
     expect((await get('http://go.example.com/gone')).status).toBe(302)
     hosts = []
@@ -234,5 +241,18 @@ describe('the redirect handler with custom domains', () => {
     expect(custom.headers.get('content-security-policy')).toContain("default-src 'none'")
     expect((await get('http://random.example.net/')).status).toBe(404)
     expect(clicks).toHaveLength(0)
+  })
+
+  test("a custom domain's root leads where its owner set it, and changes once the API announces it", async () => {
+    let roots: Record<string, string> = { 'go.example.com': 'https://example.com/home' }
+    const { kv, get, clicks } = await setup(async () => list(['go.example.com', 'plain.example.com'], roots))
+    const set = await get('http://go.example.com/?ref=x')
+    expect(set.status).toBe(302)
+    expect(set.headers.get('location')).toBe('https://example.com/home')
+    expect((await get('http://plain.example.com/')).status, 'a domain without one keeps the neutral page').toBe(200)
+    roots = {}
+    await kv.publish(DOMAIN_CHANNEL, 'go.example.com')
+    await until(async () => (await get('http://go.example.com/')).status === 200, 'the cleared root showing the neutral page')
+    expect(clicks, 'a root is no click').toHaveLength(0)
   })
 })

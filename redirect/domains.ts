@@ -4,18 +4,24 @@
 // a call to Redis or the API and never an L1 entry.
 //
 // The set comes from the API (GET /internal/domains) at start, again whenever the API announces a change
-// on DOMAIN_CHANNEL (verify, delete), whenever that subscription may have missed messages, and every
+// on DOMAIN_CHANNEL (verify, delete, a new root URL), whenever that subscription may have missed messages, and every
 // DOMAIN_REFRESH_MS as a safety net. Reloads are coalesced; a change announced during a reload causes one
 // more, so the last reload always starts after the last change.
 import { DOMAIN_CHANNEL, linkCacheKey } from '../src/core/link-cache'
 import type { LoadDomains } from './internal-api'
 import type { LinkSource } from './source'
 
-/** A verified custom domain: its host and the prefix of its links' cache keys, computed once. */
+/**
+ * A verified custom domain: its host, the prefix of its links' cache keys (computed once), and where its
+ * root leads when its owner set that (else a neutral page).
+ */
 export class CustomDomain {
   readonly keyPrefix: string
 
-  constructor(readonly host: string) {
+  constructor(
+    readonly host: string,
+    readonly rootUrl?: string,
+  ) {
     this.keyPrefix = linkCacheKey(host, '')
   }
 }
@@ -149,11 +155,15 @@ export class DomainSet {
   private async reload(): Promise<void> {
     clearTimeout(this.timer)
     try {
-      const hosts = await this.load()
+      const { hosts, rootUrls } = await this.load()
       this.counters.loads++
       const previous = this.domains
-      // Keep the CustomDomain objects of hosts that stay: their key prefix is computed once per domain.
-      this.domains = new Map(hosts.map((host) => [host, previous?.get(host) ?? new CustomDomain(host)]))
+      // Keep the CustomDomain objects of hosts that stay as they were: their key prefix is computed once.
+      const keep = (host: string, rootUrl: string | undefined) => {
+        const known = previous?.get(host)
+        return known && known.rootUrl === rootUrl ? known : new CustomDomain(host, rootUrl)
+      }
+      this.domains = new Map(hosts.map((host) => [host, keep(host, rootUrls.get(host))]))
       this.counters.size = this.domains.size
       if (this.failing) this.options.log?.('redirector: custom domains loaded again')
       this.failing = false

@@ -54,14 +54,15 @@ function isRoot(url: string): boolean {
 
 /**
  * `/` is no alias: the default domain's root leads to the dashboard (or ROOT_REDIRECT_URL), a custom
- * domain's to a neutral page, an unknown host's to the same 503 as its links.
+ * domain's to the root URL its owner set, else a neutral page; an unknown host's is the same 404 as its
+ * links, and 503 while the set of domains has never loaded.
  */
 function rootPage(url: string, deps: RedirectDeps): Response {
   if (deps.domains && !deps.domains.onDefaultDomain(url)) {
     const target = deps.domains.match(url)
     if (target === undefined) return unavailablePage()
     if (target === null) return notFoundPage()
-    if (target !== DEFAULT_DOMAIN) return domainRootPage()
+    if (target !== DEFAULT_DOMAIN) return target.rootUrl ? redirectTo(target.rootUrl) : domainRootPage()
   }
   return deps.rootRedirectUrl ? redirectTo(deps.rootRedirectUrl) : notFoundPage()
 }

@@ -13,8 +13,14 @@ export type UnlockResult =
 
 /** Asks the owner of Postgres. Resolves null for "no such link"; rejects when it cannot tell. */
 export type Resolve = (domain: string, alias: string) => Promise<CachedLink | null>
-/** Resolves the host names of every verified custom domain, lower-case ASCII; rejects when it cannot tell. */
-export type LoadDomains = () => Promise<string[]>
+/** Every verified custom domain (host names, lower-case ASCII) and where the roots of some of them lead. */
+export interface DomainList {
+  hosts: string[]
+  /** host → the URL its root (`/`) redirects to, for the domains whose owner set one. */
+  rootUrls: ReadonlyMap<string, string>
+}
+/** Resolves the verified custom domains; rejects when it cannot tell. */
+export type LoadDomains = () => Promise<DomainList>
 /** Asks the owner of the password hash. Rejects when it cannot tell (down, slow, misconfigured). */
 export type Unlock = (linkId: string, password: string, ip: string) => Promise<UnlockResult>
 
@@ -67,18 +73,30 @@ export async function readResolveAnswer(response: Response): Promise<CachedLink 
   return link
 }
 
-async function readDomainsAnswer(response: Response): Promise<string[]> {
+async function readDomainsAnswer(response: Response): Promise<DomainList> {
   if (!response.ok) throw new Error(`/internal/domains answered ${response.status}`)
   return parseDomainList(await response.text())
 }
 
-/** `{"domains": [...]}` as the API sends it; anything else is an error, never an empty set. */
-export function parseDomainList(text: string): string[] {
-  const body = JSON.parse(text) as { domains?: unknown }
+const WEB_URL = /^https?:\/\//
+
+/**
+ * `{"domains": [...], "root_urls": {host: url}}` as the API sends it; anything else is an error, never
+ * an empty set. `root_urls` may be absent (an API of the previous version): every root is then neutral.
+ */
+export function parseDomainList(text: string): DomainList {
+  const body = JSON.parse(text) as { domains?: unknown; root_urls?: unknown }
   if (!Array.isArray(body?.domains) || !body.domains.every((d) => typeof d === 'string')) {
     throw new Error('/internal/domains answered an unreadable list')
   }
-  return body.domains as string[]
+  const roots = body.root_urls ?? {}
+  if (typeof roots !== 'object' || roots === null || Array.isArray(roots)) throw new Error('/internal/domains answered unreadable root URLs')
+  const rootUrls = new Map<string, string>()
+  for (const [host, url] of Object.entries(roots)) {
+    if (typeof url !== 'string' || !WEB_URL.test(url)) throw new Error('/internal/domains answered unreadable root URLs')
+    rootUrls.set(host, url)
+  }
+  return { hosts: body.domains as string[], rootUrls }
 }
 
 /** Maps the answer of POST /internal/unlock. */

@@ -33,7 +33,7 @@ export const OPERATIONS = {
   'tags.create': 'create a tag',
   'tags.delete': 'delete a tag',
   'tags.assign': 'assign or remove a tag',
-  'domains.change': 'add, verify or remove a custom domain',
+  'domains.change': 'add, verify, change or remove a custom domain',
   'billing.upgrade': 'start an upgrade of the plan',
 } as const
 

@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
 import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 import { startTestDnsServer, type TestDnsServer } from '../support/dns'
+import { until } from '../support/wait'
 
 reportSkip('test/browser/dashboard-tags.test.ts')
 
@@ -164,7 +165,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     expect(product.problems).toEqual([])
   }, 60_000)
 
-  test('Domains page: add a domain, see its TXT record, verification refused with the hint, then verified; the plan limit; delete after a warning', async () => {
+  test('Domains page: add a domain, see its TXT record, verification refused with the hint, then verified; where its root leads set and cleared; the plan limit; delete after a warning', async () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Domains' }).click()
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor()
     await page.getByText('No custom domains yet').waitFor()
@@ -205,6 +206,24 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await card.getByRole('button', { name: `Verify ${hostname}` }).click()
     await card.getByText(/^Verified on .*links on this domain redirect\.$/).waitFor()
     expect(await card.getByRole('button', { name: `Verify ${hostname}` }).count()).toBe(0)
+
+    // Where the domain's root leads: a loop is refused with the API's hint; a page of the owner's is
+    // saved and the root redirects there; emptied, the root is the neutral page again.
+    const rootAt = () => fetch(`${product.origin}/`, { headers: { host: hostname }, redirect: 'manual' })
+    await until(async () => (await rootAt()).status === 200, 'the verified domain serving its neutral root page')
+    const rootField = card.getByLabel(`Where ${hostname}/ leads (optional)`)
+    const saveRoot = card.getByRole('button', { name: `Save root page of ${hostname}` })
+    await rootField.fill(`https://${hostname}/`)
+    await saveRoot.click()
+    await card.getByRole('alert').filter({ hasText: 'DESTINATION_LOOPS' }).waitFor()
+    await rootField.fill(`http://${LANDING_HOST}/home`)
+    await saveRoot.click()
+    await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    await until(async () => (await rootAt()).headers.get('location') === `http://${LANDING_HOST}/home`, 'the root redirecting to the page set')
+    await rootField.fill('')
+    await saveRoot.click()
+    await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    await until(async () => (await rootAt()).status === 200, 'the root showing the neutral page again')
 
     // Deleting warns that the domain's links go with it; cancel keeps it, confirm removes it.
     await card.getByRole('button', { name: `Delete ${hostname}` }).click()

@@ -17,7 +17,7 @@ async function redirector() {
   const resolver = new LinkResolver(kv, async () => null, { l1TtlMs: 60_000, l1MaxEntries: 100, negativeTtlMs: 60_000 })
   await resolver.listen()
   const source = { subscribe: async () => async () => {} }
-  const domains = new DomainSet(SHORT, async () => [VERIFIED], source, { refreshMs: 60_000 })
+  const domains = new DomainSet(SHORT, async () => ({ hosts: [VERIFIED], rootUrls: new Map() }), source, { refreshMs: 60_000 })
   await domains.start()
   const clicks: ClickEvent[] = []
   const deps: RedirectDeps = { resolver, record: (click) => void clicks.push(click), shortDomain: SHORT, keyPrefix: linkCacheKey(SHORT, ''), domains }

@@ -1,4 +1,5 @@
-// The Domains page's form and the DNS record a person creates to prove they control a domain.
+// The Domains page's forms (add a domain, where its root leads) and the DNS record a person creates to
+// prove they control a domain.
 import { useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { CopyButton, ErrorNotice } from '../components/ui'
@@ -69,5 +70,63 @@ export function DnsRecord({ domain }: { domain: Domain }) {
         </dd>
       </dl>
     </div>
+  )
+}
+
+/**
+ * Where the domain's root (`https://<host>/`) leads: a page of the owner's, or (empty) the service's
+ * neutral page. The API checks the address as it checks a link's destination and its hint is shown.
+ */
+export function RootUrlForm({ domain, onSaved }: { domain: Domain; onSaved: (domain: Domain) => void }) {
+  const [value, setValue] = useState(domain.root_url ?? '')
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const [saved, setSaved] = useState(false)
+  const id = `root-${domain.hostname.replace(/[^a-z0-9-]/g, '-')}`
+
+  const save = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    setSaved(false)
+    try {
+      const rootUrl = value.trim() === '' ? null : value.trim()
+      const body = must(await api.PATCH('/api/v1/domains/{hostname}', { params: { path: { hostname: domain.hostname } }, body: { root_url: rootUrl } }))
+      if (!('hostname' in body.data)) throw new Error('The change was held for approval.')
+      setValue(body.data.root_url ?? '')
+      setSaved(true)
+      onSaved(body.data)
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <form class="root-url" onSubmit={save}>
+      <div class="field">
+        <label for={id}>Where {domain.hostname}/ leads (optional)</label>
+        <input
+          id={id}
+          type="url"
+          maxLength={2048}
+          placeholder="https://example.com/"
+          value={value}
+          aria-describedby={`${id}-hint`}
+          onInput={(e) => (setValue(e.currentTarget.value), setSaved(false))}
+        />
+        <span id={`${id}-hint`} class="hint">
+          Visitors of the domain's bare address go here; leave it empty for a neutral page saying the address serves short links.
+        </span>
+      </div>
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : `Save root page of ${domain.hostname}`}
+        </button>
+        {saved && <span role="status">Saved.</span>}
+      </div>
+      <ErrorNotice error={error} />
+    </form>
   )
 }

@@ -1,10 +1,10 @@
-// Custom domains: add one, create the DNS TXT record it shows, verify, delete (with its links) after
-// confirming. Status is said in words; every refusal (the plan's domain limit, a record not found yet)
+// Custom domains: add one, create the DNS TXT record it shows, verify, choose where its root leads,
+// delete (with its links) after confirming. Status is said in words; every refusal (the plan's domain limit, a record not found yet)
 // shows the API's hint.
 import { useEffect, useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
-import { AddDomainForm, DnsRecord } from './DomainParts'
+import { AddDomainForm, DnsRecord, RootUrlForm } from './DomainParts'
 
 export type Domain = Schemas['DomainListResponse']['data']['domains'][number]
 type Usage = { domains?: unknown; domains_limit?: unknown }
@@ -58,7 +58,7 @@ export function DomainsPage() {
         ) : domains.length === 0 ? (
           <p class="empty">No custom domains yet. Links use the service's default domain until you add one.</p>
         ) : (
-          domains.map((domain) => <DomainCard key={domain.hostname} domain={domain} onVerified={replace} onDelete={setDoomed} />)
+          domains.map((domain) => <DomainCard key={domain.hostname} domain={domain} onChanged={replace} onDelete={setDoomed} />)
         )}
       </section>
       <ConfirmDialog open={doomed !== null} title="Delete this domain?" confirm="Delete domain and its links" onConfirm={() => doomed && remove(doomed)} onCancel={() => setDoomed(null)}>
@@ -70,7 +70,7 @@ export function DomainsPage() {
   )
 }
 
-function DomainCard({ domain, onVerified, onDelete }: { domain: Domain; onVerified: (domain: Domain) => void; onDelete: (domain: Domain) => void }) {
+function DomainCard({ domain, onChanged, onDelete }: { domain: Domain; onChanged: (domain: Domain) => void; onDelete: (domain: Domain) => void }) {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const titleId = `domain-${domain.hostname.replace(/[^a-z0-9-]/g, '-')}`
@@ -81,7 +81,7 @@ function DomainCard({ domain, onVerified, onDelete }: { domain: Domain; onVerifi
     try {
       const body = must(await api.POST('/api/v1/domains/{hostname}/verify', { params: { path: { hostname: domain.hostname } } }))
       if (!('hostname' in body.data)) throw new Error('The verification was held for approval.')
-      onVerified(body.data)
+      onChanged(body.data)
     } catch (failure) {
       setError(failure)
     } finally {
@@ -96,6 +96,7 @@ function DomainCard({ domain, onVerified, onDelete }: { domain: Domain; onVerifi
         {domain.verified ? `Verified on ${formatDate(domain.verified_at)}: links on this domain redirect.` : 'Not verified: links on this domain do not redirect yet.'}
       </p>
       {!domain.verified && <DnsRecord domain={domain} />}
+      <RootUrlForm domain={domain} onSaved={onChanged} />
       <ErrorNotice error={error} />
       <div class="actions">
         {!domain.verified && (

@@ -13,6 +13,8 @@ export const domains = pgTable(
     hostname: text('hostname').notNull().unique(),
     verificationToken: text('verification_token').notNull(),
     verifiedAt: timestamp('verified_at', { withTimezone: true, mode: 'date' }),
+    /** Where the domain's root (`/`) sends visitors, set by its owner; null: a neutral page. */
+    rootUrl: text('root_url'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [index('domains_account_idx').on(t.accountId)],

@@ -24,6 +24,7 @@ describe('POST /api/v1/domains', () => {
       verification: { type: 'TXT', name: `_linkservice.${hostname}`, value: expect.stringMatching(/^link-service-verification=[A-Za-z0-9_-]{32}$/) },
       created_at: expect.any(String),
       verified_at: null,
+      root_url: null,
     })
     expect(meta, show(res)).toMatchObject({ account_type: 'free', usage: { domains: 1, domains_limit: 1, domains_remaining: 0 } })
     expect(meta.hint, show(res)).toContain(data.verification.value)

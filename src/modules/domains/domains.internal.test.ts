@@ -9,7 +9,7 @@ beforeAll(setUp)
 afterAll(tearDown)
 
 describe('GET /internal/domains', () => {
-  test('lists verified domains only, for the redirector; needs the internal secret', async () => {
+  test('lists verified domains only (with the root URLs set among them), for the redirector; needs the internal secret', async () => {
     const account = await newAccount(api.deps.db, 'pro')
     const verified = await addDomain(account, uniqueHost('listed'))
     const pending = await addDomain(account, uniqueHost('pending'))
@@ -19,6 +19,7 @@ describe('GET /internal/domains', () => {
     expect(res.status, show(res)).toBe(200)
     expect(res.body.domains, show(res)).toContain(verified.hostname)
     expect(res.body.domains, show(res)).not.toContain(pending.hostname)
+    expect(res.body.root_urls, show(res)).toBeObject()
     expect(res.headers.get('cache-control'), show(res)).toBe('no-store')
     for (const headers of [{}, { 'x-internal-secret': 'wrong' }, { authorization: `Bearer ${account.key}` }] as Record<string, string>[]) {
       const refused = await call(app, 'GET', '/internal/domains', { headers })
@@ -34,6 +35,7 @@ describe('GET /internal/domains', () => {
       ['get', '/api/v1/domains', '200'],
       ['post', '/api/v1/domains', '201'],
       ['post', '/api/v1/domains/{hostname}/verify', '200'],
+      ['patch', '/api/v1/domains/{hostname}', '200'],
       ['delete', '/api/v1/domains/{hostname}', '200'],
       ['get', '/api/v1/tags', '200'],
       ['post', '/api/v1/tags', '201'],
@@ -52,7 +54,7 @@ describe('GET /internal/domains', () => {
       expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: op['x-scopes'] }])
       for (const status of ['401', '429']) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe('#/components/schemas/ErrorResponse')
       expect(schemaOf(op.responses[ok].content['application/json'].schema.$ref).examples.length, where).toBeGreaterThan(0)
-      if (method === 'post' && !path.endsWith('/verify')) {
+      if ((method === 'post' || method === 'patch') && !path.endsWith('/verify')) {
         expect(schemaOf(op.requestBody.content['application/json'].schema.$ref).examples.length, `${where} body`).toBeGreaterThan(0)
         expect(op.responses['400'], where).toBeDefined()
       }

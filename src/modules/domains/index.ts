@@ -1,5 +1,5 @@
 // Custom domains: GET/POST /api/v1/domains, POST /api/v1/domains/{hostname}/verify,
-// DELETE /api/v1/domains/{hostname}; an API key, or an Agent's at_ token within its domains scopes.
+// PATCH and DELETE /api/v1/domains/{hostname}; an API key, or an Agent's at_ token within its domains scopes.
 // Plus GET /internal/domains, the verified set the redirector keeps in memory (shared secret, hidden
 // from Swagger like /internal/resolve).
 import { Elysia } from 'elysia'
@@ -12,7 +12,7 @@ import type { AccountPrincipal } from '../../plugins/auth'
 import { accountMeta } from '../account/meta'
 import { internalSecretGuard } from '../../plugins/internal-secret'
 import { domainModels, HostnameParams } from './model'
-import { addDomain, countDomains, domainUsage, listDomains, removeDomain, verifiedHostnames, verifyDomain } from './service'
+import { addDomain, countDomains, domainUsage, listDomains, removeDomain, setRootUrl, verifiedDomains, verifyDomain } from './service'
 
 /** The account's meta with its custom domains against the plan's allowance. */
 function meta(services: Services, account: AccountPrincipal, total: number, hint?: string) {
@@ -80,6 +80,27 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         },
       },
     )
+    .patch(
+      '/api/v1/domains/:hostname',
+      async ({ account, params, body }) => {
+        const domain = await setRootUrl(services, account.id, params.hostname, body.root_url)
+        return { success: true, data: domain, meta: meta(services, account, await countDomains(services, account.id)) }
+      },
+      {
+        account: { scopes: ['domains:write'], operation: 'domains.change' },
+        idempotent: true,
+        params: HostnameParams,
+        body: 'UpdateDomainRequest',
+        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_FOUND') },
+        detail: {
+          operationId: 'updateDomain',
+          tags: ['domains'],
+          summary: "Set where the domain's root leads",
+          description:
+            "`root_url` is where a visit to `https://<hostname>/` is redirected (302) once the domain is verified; `null` restores the neutral page that says the address serves short links. The URL follows a link destination's rules: http or https, and not a host this service serves (400 DESTINATION_LOOPS).",
+        },
+      },
+    )
     .delete(
       '/api/v1/domains/:hostname',
       async ({ account, params }) => {
@@ -109,7 +130,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
       '/internal/domains',
       async ({ set }) => {
         set.headers['cache-control'] = 'no-store'
-        return { domains: await verifiedHostnames(services) }
+        return verifiedDomains(services)
       },
       {
         transform: internalSecretGuard(services.config),

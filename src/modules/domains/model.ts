@@ -26,6 +26,9 @@ export const DomainItem = t.Object({
   verification: VerificationRecord,
   created_at: t.String({ format: 'date-time' }),
   verified_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  root_url: t.Union([t.String({ format: 'uri' }), t.Null()], {
+    description: "Where a visit to the domain's root (`/`) is redirected once the domain is verified; null: a neutral page saying the address serves short links",
+  }),
 })
 
 const pending = {
@@ -34,8 +37,9 @@ const pending = {
   verification: { type: 'TXT', name: '_linkservice.links.example.com', value: 'link-service-verification=3q2-7wEJ9c1yJ8rF0a3x4gAbCdEf' },
   created_at: '2026-01-01T12:00:00.000Z',
   verified_at: null,
+  root_url: null,
 }
-const verified = { ...pending, verified: true, verified_at: '2026-01-01T12:05:00.000Z' }
+const verified = { ...pending, verified: true, verified_at: '2026-01-01T12:05:00.000Z', root_url: 'https://example.com/' }
 const usage = { domains: 1, domains_limit: 1, domains_remaining: 0 }
 
 export const DomainListResponse = t.Object(
@@ -78,9 +82,25 @@ export const AddDomainRequest = t.Object({ hostname: Hostname }, { examples: [{ 
 
 export const HostnameParams = t.Object({ hostname: Hostname })
 
-/** GET /internal/domains: what the redirector keeps in memory. */
-export const VerifiedDomainsResponse = t.Object({ domains: t.Array(t.String()) }, { examples: [{ domains: ['links.example.com'] }] })
+export const UpdateDomainRequest = t.Object(
+  {
+    root_url: t.Union([t.String({ minLength: 1, maxLength: 2048, description: 'An http or https URL that is not served by this service' }), t.Null()], {
+      description: "Where the domain's root (`/`) sends visitors; null restores the neutral page",
+    }),
+  },
+  { examples: [{ root_url: 'https://example.com/' }, { root_url: null }] },
+)
 
-export const domainModels = { DomainListResponse, DomainResponse, DomainMessageResponse, AddDomainRequest, VerifiedDomainsResponse }
+/**
+ * GET /internal/domains: what the redirector keeps in memory. The root URLs are a map beside the list
+ * (not objects in it) so a redirector of the previous version, which reads only `domains`, keeps working
+ * during a rolling deploy.
+ */
+export const VerifiedDomainsResponse = t.Object(
+  { domains: t.Array(t.String()), root_urls: t.Record(t.String(), t.String()) },
+  { examples: [{ domains: ['links.example.com', 'go.example.org'], root_urls: { 'links.example.com': 'https://example.com/' } }] },
+)
+
+export const domainModels = { DomainListResponse, DomainResponse, DomainMessageResponse, AddDomainRequest, UpdateDomainRequest, VerifiedDomainsResponse }
 
 export type DomainRecord = typeof DomainItem.static

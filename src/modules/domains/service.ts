@@ -15,6 +15,7 @@ import { newId } from '../../lib/ids'
 import { randomBase64url } from '../../lib/secrets'
 import { upgradeUrl } from '../account/meta'
 import { lockFor } from '../../db/locks'
+import { checkDestination } from '../links/url'
 
 type DomainRow = typeof domains.$inferSelect
 
@@ -40,6 +41,7 @@ export function toDomainRecord(row: DomainRow): DomainRecord {
     verification: verificationRecord(row),
     created_at: row.createdAt.toISOString(),
     verified_at: row.verifiedAt ? row.verifiedAt.toISOString() : null,
+    root_url: row.rootUrl,
   }
 }
 
@@ -185,10 +187,47 @@ export async function countDomains(services: Pick<Services, 'db'>, accountId: st
   return Number(row?.n ?? 0)
 }
 
-/** Every verified custom domain, for the redirector (GET /internal/domains). */
-export async function verifiedHostnames(services: Pick<Services, 'db'>): Promise<string[]> {
-  const rows = await services.db.select({ hostname: domains.hostname }).from(domains).where(isNotNull(domains.verifiedAt)).orderBy(asc(domains.hostname))
-  return rows.map((r) => r.hostname)
+/**
+ * Sets or clears where the domain's root sends visitors. The URL follows the rules of a link's
+ * destination (http or https, never a host served here, so the root cannot redirect to itself). Every
+ * redirector is told, so a verified domain's root changes at once.
+ */
+export async function setRootUrl(
+  services: Pick<Services, 'db' | 'kv' | 'config' | 'counters'>,
+  accountId: string,
+  rawHostname: string,
+  rawRootUrl: string | null,
+): Promise<DomainRecord> {
+  const hostname = parseHostname(rawHostname)
+  const row = await ownedDomain(services, accountId, hostname)
+  const rootUrl = rawRootUrl === null ? null : await checkRootUrl(services, rawRootUrl)
+  const [updated] = await services.db.update(domains).set({ rootUrl }).where(eq(domains.id, row.id)).returning()
+  // Deleted between the read and the update.
+  if (!updated) throw new ApiError('DOMAIN_NOT_FOUND', `You have no custom domain ${hostname}.`)
+  if (updated.verifiedAt) await announce(services, hostname)
+  return toDomainRecord(updated)
+}
+
+/** A link destination's checks, with the refusal naming the field it is about. */
+async function checkRootUrl(services: Pick<Services, 'db' | 'config'>, raw: string): Promise<string> {
+  try {
+    return await checkDestination(services, raw)
+  } catch (error) {
+    if (error instanceof ApiError) throw new ApiError(error.code, error.hint.replace(/^url\b/, 'root_url'), error.extra)
+    throw error
+  }
+}
+
+/** Every verified custom domain and the root URLs set among them, for the redirector (GET /internal/domains). */
+export async function verifiedDomains(services: Pick<Services, 'db'>): Promise<{ domains: string[]; root_urls: Record<string, string> }> {
+  const rows = await services.db
+    .select({ hostname: domains.hostname, rootUrl: domains.rootUrl })
+    .from(domains)
+    .where(isNotNull(domains.verifiedAt))
+    .orderBy(asc(domains.hostname))
+  const rootUrls: Record<string, string> = {}
+  for (const row of rows) if (row.rootUrl) rootUrls[row.hostname] = row.rootUrl
+  return { domains: rows.map((r) => r.hostname), root_urls: rootUrls }
 }
 
 /** Tells every redirector to reload its set of verified domains. Best effort, like the link cache. */
