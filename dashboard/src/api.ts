@@ -8,8 +8,15 @@ export type ErrorBody = Schemas['ErrorResponse']
 
 const csrfToken = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? ''
 
-/** Where a page sends someone whose session ended: sign-in, then back to the same page. */
+let leaving = false
+
+/**
+ * Where a page sends someone whose session ended: sign-in, then back to the same page. Once: a page
+ * whose calls all come back 401 would otherwise start a navigation per call, each cutting the last short.
+ */
 export function signInAgain(): void {
+  if (leaving) return
+  leaving = true
   const here = location.pathname + location.search
   location.assign(`/signin?next=${encodeURIComponent(here)}`)
 }

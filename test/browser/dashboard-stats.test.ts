@@ -56,7 +56,7 @@ async function clicksTable(page: Page, period: string, caption: RegExp): Promise
 /** A person follows the short link from a page (a real click, with that page as the referrer). */
 async function clickAsPerson(shortUrl: string): Promise<string> {
   const context = await product.browser.newContext({ userAgent: PERSON_UA })
-  const visitor = await context.newPage()
+  const visitor = await product.newTab(context)
   await visitor.goto(`${LANDING}/blog`)
   await visitor.evaluate(`document.body.insertAdjacentHTML('beforeend', '<a id="out" href="${shortUrl}">Read more</a>')`)
   await Promise.all([visitor.waitForURL((url) => url.href !== `${LANDING}/blog`), visitor.getByRole('link', { name: 'Read more' }).click()])
@@ -68,7 +68,7 @@ async function clickAsPerson(shortUrl: string): Promise<string> {
 /** Where the short link leads now, for a visitor with headless Chromium's user agent (a bot). */
 async function followAsBot(shortUrl: string): Promise<string> {
   const context = await product.browser.newContext()
-  const visitor = await context.newPage()
+  const visitor = await product.newTab(context)
   await visitor.goto(shortUrl)
   const landed = new URL(visitor.url()).pathname
   await context.close()

@@ -90,7 +90,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(shortUrl)
 
     // The short link redirects to its destination.
-    const visitor = await page.context().newPage()
+    const visitor = await product.newTab(page.context())
     await visitor.goto(shortUrl)
     expect(visitor.url()).toBe(`${LANDING}/from-the-dashboard`)
     expect(await visitor.textContent('h1')).toBe('Landed on /from-the-dashboard')
@@ -141,6 +141,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     await own.waitForURL((url) => url.pathname === '/app')
     await own.getByRole('link', { name: 'Account' }).click()
     await own.getByText(first.email).waitFor()
+    // The account page's last call (its API keys) has answered: the session ends between pages, not
+    // under a call this page still waits for (which would send the person to sign in from here).
+    await own.getByRole('table', { name: 'Your API keys' }).waitFor()
 
     // The session ends (the cookie is gone, as once it expired): the next call the page makes is refused,
     // and the page sends the person to sign in, then back here.

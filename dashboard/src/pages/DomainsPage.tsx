@@ -96,14 +96,16 @@ function DomainCard({ domain, onChanged, onDelete }: { domain: Domain; onChanged
         {domain.verified ? `Verified on ${formatDate(domain.verified_at)}: links on this domain redirect.` : 'Not verified: links on this domain do not redirect yet.'}
       </p>
       {!domain.verified && <DnsRecord domain={domain} />}
-      <RootUrlForm domain={domain} onSaved={onChanged} />
       <ErrorNotice error={error} />
-      <div class="actions">
-        {!domain.verified && (
+      {!domain.verified && (
+        <div class="actions">
           <button type="button" class="primary" disabled={busy} onClick={verify}>
             {busy ? 'Verifying…' : `Verify ${domain.hostname}`}
           </button>
-        )}
+        </div>
+      )}
+      <RootUrlForm domain={domain} onSaved={onChanged} />
+      <div class="actions">
         <button type="button" class="danger" onClick={() => onDelete(domain)}>
           Delete {domain.hostname}
         </button>

@@ -124,6 +124,27 @@ describe('the dashboard build', () => {
     expect(gzip, JSON.stringify(scripts)).toBeLessThan(BUDGET_BYTES)
   })
 
+  test('the stylesheet closes every block it opens (the bundler accepts an unclosed @media, which confines every later rule to phone width)', () => {
+    const css = readFileSync(join(ROOT, 'dashboard/src/styles.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')
+    let depth = 0
+    let deepest = 0
+    let line = 1
+    const tooDeep: number[] = []
+    for (const char of css) {
+      if (char === '\n') line++
+      if (char === '{') {
+        depth++
+        deepest = Math.max(deepest, depth)
+        // Rules sit at the top or inside one at-rule; no CSS nesting is used, so a third level is a block left open.
+        if (depth > 2) tooDeep.push(line)
+      }
+      if (char === '}') depth--
+      expect(depth, `a '}' with no block open, line ${line}`).toBeGreaterThanOrEqual(0)
+    }
+    expect(tooDeep, 'blocks opened three deep (an at-rule left open above them)').toEqual([])
+    expect(depth, 'blocks still open at the end of styles.css').toBe(0)
+  })
+
   test('type-checks against the typed client generated from the API document (so a drift of the API fails here)', () => {
     const result = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(ROOT, 'dashboard/tsconfig.json')], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
     const output = `${result.stdout}${result.stderr}`
