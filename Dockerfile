@@ -40,7 +40,9 @@ COPY migrations ./migrations
 COPY --from=dashboard /app/dashboard/dist ./dashboard/dist
 USER bun
 EXPOSE 3000
-ENV PORT=3000
+# Every interface: a container is reached through its network namespace (the default 127.0.0.1 would
+# answer only inside it).
+ENV PORT=3000 HOST=0.0.0.0
 CMD ["bun", "--max-http-header-size=65536", "src/api.ts"]
 
 # The hot path needs only the shared core module and redirect/: no Elysia app, no drizzle schema.
@@ -51,5 +53,5 @@ COPY src/core ./src/core
 COPY redirect ./redirect
 USER bun
 EXPOSE 3001
-ENV REDIRECT_PORT=3001
+ENV REDIRECT_PORT=3001 HOST=0.0.0.0
 CMD ["bun", "--max-http-header-size=65536", "redirect/main.ts"]

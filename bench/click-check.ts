@@ -1,7 +1,21 @@
 // The redirect bench's click check (bench/run.ts): after the load stops, clicks recorded in ClickHouse
 // against what the redirectors say they served and what their clients saw.
 import { createClient } from '@clickhouse/client'
+import { clickFigures } from '../test/support/metrics'
 import type { WrkResult } from './wrk'
+
+/**
+ * Clicks a server logged: from its /metrics, or, for an older revision run beside this one (--compare)
+ * that has none yet, from the counters its /health showed then; -1 when neither answers.
+ */
+async function clicksServed(url: string): Promise<number> {
+  try {
+    return (await clickFigures(url)).pushed
+  } catch {
+    const health = (await (await fetch(`${url}/health`)).json().catch(() => ({}))) as { clicks?: { pushed?: number } }
+    return health.clicks?.pushed ?? -1
+  }
+}
 
 /** A redirector whose clicks are checked: what its clients saw (warm-up GETs and wrk runs). */
 export interface ClickSource { name: string; url: string; warmUp: number; runs: WrkResult[] }
@@ -26,7 +40,6 @@ export async function checkClicks(chdbUrl: string, idPrefix: string, servers: Cl
   const client = createClient({ url: chdbUrl, request_timeout: 5_000 })
   let recorded = 0
   let pushed = servers.map(() => -1)
-  let healths: unknown[] = []
   let equalAfterMs: number | null = null
   try {
     while (performance.now() - stoppedAt < 5_000) {
@@ -36,8 +49,7 @@ export async function checkClicks(chdbUrl: string, idPrefix: string, servers: Cl
         format: 'JSONEachRow',
       })
       recorded = Number((await result.json<{ n: string }>())[0]?.n ?? 0)
-      healths = await Promise.all(servers.map(async (s) => (await fetch(`${s.url}/health`)).json()))
-      pushed = healths.map((h) => (h as { clicks?: { pushed?: number } }).clicks?.pushed ?? -1)
+      pushed = await Promise.all(servers.map((s) => clicksServed(s.url)))
       const served = pushed.reduce((a, b) => a + b, 0)
       if (pushed.every((p) => p >= 0) && recorded === served && recorded >= seenByClients) {
         equalAfterMs = Math.round(performance.now() - stoppedAt)
@@ -53,12 +65,10 @@ export async function checkClicks(chdbUrl: string, idPrefix: string, servers: Cl
     ...b,
     served: pushed[i]!,
     consistent: pushed[i]! >= b.seenByClients && pushed[i]! <= b.seenByClients + b.inFlightAtStop,
-    health: healths[i] ?? null,
   }))
   const served = pushed.some((p) => p < 0) ? -1 : pushed.reduce((a, b) => a + b, 0)
   const servedConsistent = perServer.every((p) => p.consistent)
-  const health = healths[0] ?? null
-  const common = { recorded, servedByRedirector: served, seenByClients, warmUp, inFlightAtStop, servedConsistent, equalAfterMs, health }
+  const common = { recorded, servedByRedirector: served, seenByClients, warmUp, inFlightAtStop, servedConsistent, equalAfterMs }
   // One redirector: the fields as they always were (undefined is left out of the JSON).
   return { ...common, perServer: servers.length === 1 ? undefined : perServer.map(({ url: _url, ...rest }) => rest) }
 }

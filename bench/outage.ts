@@ -22,12 +22,11 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
-import type { RecorderStats } from '../redirect/recorder'
-import type { ResolverCounters } from '../redirect/resolver'
 import { spawnChdbHttp, type ChdbHttpProcess } from '../test/support/chdb-http-process'
 import { benchRun, freePorts, log, optionReader, startApiAndRedirector, startChild, startServices, tail, type Child } from './procs'
 import { deleteSeededLinks, seedLinks, warmCache, type SeededLinks } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript, type WrkResult } from './wrk'
+import { clickFiguresOf, resolverFigures, scrapeMetrics, type ClickFigures, type ResolverFigures } from '../test/support/metrics'
 
 const RESULTS = join(import.meta.dir, 'results')
 /** Load before the ClickHouse outage, and after it (the issue: outage + 20 s of load in all). */
@@ -99,18 +98,18 @@ async function startRedis(port: number, generation: number): Promise<Child> {
 }
 
 interface Health {
-  clicks: RecorderStats
-  cache: ResolverCounters
+  clicks: ClickFigures
+  cache: ResolverFigures
 }
 
+/** The redirector's click and lookup figures, from its /metrics. */
 async function health(redirectUrl: string): Promise<Health> {
-  const response = await fetch(`${redirectUrl}/health`, { signal: AbortSignal.timeout(2_000) })
-  if (!response.ok) throw new Error(`redirector /health answered ${response.status}`)
-  return (await response.json()) as Health
+  const m = await scrapeMetrics(redirectUrl)
+  return { clicks: clickFiguresOf(m, redirectUrl), cache: resolverFigures(m) }
 }
 
 /**
- * Polls the redirector's /health every `everyMs` in the background: the largest spool and pending
+ * Polls the redirector's /metrics every `everyMs` in the background: the largest spool and pending
  * backlog seen per phase, and the first time `until` held (e.g. "the backlog is written").
  */
 function monitor(redirectUrl: string, firstPhase: string, everyMs = 200) {
@@ -452,8 +451,8 @@ function countBy<T>(items: T[], key: (t: T) => string | number): Record<string, 
   return out
 }
 
-function counterDelta(after: ResolverCounters, before: ResolverCounters): ResolverCounters {
-  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof ResolverCounters]])) as unknown as ResolverCounters
+function counterDelta(after: ResolverFigures, before: ResolverFigures): ResolverFigures {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof ResolverFigures]])) as unknown as ResolverFigures
 }
 
 async function redisOutage(ctx: {

@@ -6,6 +6,7 @@ import type { Subprocess } from 'bun'
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { METRICS_TEST_TOKEN } from '../test/support/metrics'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -285,6 +286,8 @@ export async function startApiAndRedirector(options: {
     CLICKHOUSE_URL: options.clickhouseUrl,
     INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
     IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
+    // The figures the benches read (clicks recorded, the spool) are at /metrics, behind this token.
+    METRICS_TOKEN: METRICS_TEST_TOKEN,
     PORT: String(apiPort),
     REDIRECT_PORT: String(redirectPort),
     API_INTERNAL_URL: `http://127.0.0.1:${apiPort}`,

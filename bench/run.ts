@@ -35,6 +35,7 @@ import { comparison, printSummary, ratios, SERVERS, summarise, type Run, type Se
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
+import { METRICS_TEST_TOKEN, scrapeMetrics } from '../test/support/metrics'
 
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
@@ -200,7 +201,7 @@ async function main() {
 
   const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...redirectRuns, pilot, paced] }]
   if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: referenceRuns! })
-  const { health, ...clicks } = await checkClicks(chdb.url, seeded.idPrefix, sources)
+  const clicks = await checkClicks(chdb.url, seeded.idPrefix, sources)
 
   const servers = measured.map((m) => summarise(m.runs, m.server))
   const summaryOf = (server: Server) => servers.find((s) => s.label === server.label)
@@ -229,7 +230,7 @@ async function main() {
     },
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     clicks,
-    redirectorHealth: health,
+    redirectorMetrics: await scrapeMetrics(redirectUrl).then((m) => Object.fromEntries(m), () => null),
     targets: REDIRECT_TARGETS,
     verdicts,
     ...(reference ? { compare: comparison(reference.revision, redirectRuns, referenceRuns!) } : {}),
@@ -261,7 +262,7 @@ function describe(r: Run): string {
  */
 async function startEmbedded(port: number) {
   const shortDomain = `127.0.0.1:${port}`
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded') }
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded'), METRICS_TOKEN: METRICS_TEST_TOKEN }
   const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'src/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
   cleanup.push('embedded default', () => child.stop())
   const url = `http://${shortDomain}`

@@ -106,6 +106,11 @@ export class DomainSet {
     return host === this.defaultHost || (this.domains?.has(host) ?? false)
   }
 
+  /** The set has loaded and its last reload succeeded (readiness: the API answers). */
+  get answering(): boolean {
+    return this.domains !== null && !this.failing
+  }
+
   /** Subscribes to changes and makes the first load; a failed load is retried in the background. */
   async start(): Promise<void> {
     this.unsubscribe = await this.source.subscribe(

@@ -24,8 +24,12 @@ export interface RedirectDeps {
   /** How the client address is read (config.clientIp); without it: the socket address. */
   clientIp?: ClientIpRule
   now?: () => number
-  /** Answers GET /health (a reserved alias, so no link can shadow it). */
+  /** Answers GET /health (a reserved alias, so no link can shadow it): the process answers, nothing more. */
   health?: () => Response
+  /** Answers GET /ready (reserved): whether the dependencies answer (src/core/readiness.ts). */
+  ready?: () => Promise<Response>
+  /** Answers GET /metrics (reserved): the Prometheus text, behind METRICS_TOKEN. */
+  metrics?: (request: Request) => Response
   /** Checks the password posted to a protected link (the API's /internal/unlock); without it: 503. */
   unlock?: Unlock
   /** Verified custom domains (redirect/domains.ts); without it every host serves the default domain. */
@@ -187,6 +191,13 @@ function countedRedirect(link: CachedLink, visit: Visit): Response | Promise<Res
   return written ? written.then(() => response) : response
 }
 
+/** /health, /ready and /metrics of the default domain, when this redirector was given them. */
+function systemAnswer(alias: string, request: Request, deps: RedirectDeps): Response | Promise<Response> | undefined {
+  if (alias === 'health') return deps.health?.()
+  if (alias === 'ready') return deps.ready?.()
+  return deps.metrics?.(request)
+}
+
 export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer): Response | Promise<Response> {
   const method = request.method
   // POST only reaches a password-protected link (its form); respond() refuses it for every other link.
@@ -206,7 +217,10 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
       visit.keyPrefix = target.keyPrefix
     }
   }
-  if (alias === 'health' && deps.health && visit.domain === deps.shortDomain) return deps.health()
+  if (visit.domain === deps.shortDomain && (alias === 'health' || alias === 'ready' || alias === 'metrics')) {
+    const own = systemAnswer(alias, request, deps)
+    if (own) return own
+  }
   const key = visit.keyPrefix + alias
   visit.now = deps.now?.() ?? Date.now()
   const cached = deps.resolver.peek(key, visit.now, visit.domain, alias)

@@ -3,6 +3,7 @@
 // REDIRECT_WORKERS above 1 (default: the machine's cores) this process supervises that many redirector
 // processes sharing the port (redirect/workers.ts) and serves nothing itself.
 import { ConfigError, parseConfig } from '../src/core/config'
+import { listenUrl } from '../src/core/listen'
 import { keepServingThreadFirst } from '../src/core/threads'
 import { stopOnSignal } from '../src/core/shutdown'
 import { fetchTransport, internalApi } from './internal-api'
@@ -29,7 +30,7 @@ try {
 const workerIndex = process.env[WORKER_INDEX_VAR]
 if (workerIndex === undefined && config.redirectWorkers > 1) {
   const supervisor = superviseWorkers({ count: config.redirectWorkers, entry: import.meta.path, spoolDir: config.clicks.spoolDir, log: console.log })
-  stopOnSignal('redirector', () => supervisor.stop())
+  stopOnSignal('redirector', () => supervisor.stop(), { timeoutMs: config.shutdownTimeoutMs })
 } else {
   if (workerIndex === undefined) adoptLeftoverSpools(config.clicks.spoolDir, 1, console.log)
   else stopWithSupervisor()
@@ -41,15 +42,17 @@ async function serve(name: string, sharedPort: boolean) {
   const recorder = await workerRecorder({ clickhouseUrl: config.clickhouseUrl }, { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log })
   const source = redisLinkSource(config.redisUrl, config.cache.redisTimeoutMs)
   const api = internalApi(fetchTransport, { apiUrl: config.apiInternalUrl, secret: config.internalSecret, timeoutMs: config.cache.resolveTimeoutMs })
-  const redirector = await createRedirector(config, { source, api, recorder })
+  const probes = { clickhouse: { required: false, probe: () => pingClickHouse(config.clickhouseUrl) } }
+  const redirector = await createRedirector(config, { source, api, recorder, probes })
 
   const server = Bun.serve({
     port: config.redirectPort,
+    hostname: config.host,
     reusePort: sharedPort,
     fetch: (request, srv) => redirector.fetch(request, srv),
     error: () => new Response('Internal error', { status: 500 }),
   })
-  console.log(`${name} listening on http://localhost:${server.port} for ${config.shortDomain}`)
+  console.log(`${name} listening on ${listenUrl(config.host, server.port ?? config.redirectPort)} for ${config.shortDomain}`)
   // This thread answers redirects; the click worker and the runtime's own threads yield to it when they
   // want the same core (src/core/threads.ts).
   const stopLowering = keepServingThreadFirst()
@@ -61,5 +64,17 @@ async function serve(name: string, sharedPort: boolean) {
     const stats = redirector.recorder.stats()
     console.log(`${name}: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
     await source.close?.()
-  })
+  }, { timeoutMs: config.shutdownTimeoutMs })
+}
+
+/** GET /ping of the ClickHouse HTTP interface (answers "Ok."), credentials from the URL as Basic auth. */
+async function pingClickHouse(url: string): Promise<void> {
+  const target = new URL(url)
+  const headers: Record<string, string> = {}
+  if (target.username) headers.authorization = `Basic ${btoa(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`)}`
+  target.username = ''
+  target.password = ''
+  target.pathname = '/ping'
+  const response = await fetch(target, { headers, signal: AbortSignal.timeout(1000) })
+  if (!response.ok) throw new Error(`ping answered ${response.status}`)
 }

@@ -20,6 +20,8 @@ export interface ResolverOptions {
 
 export interface ResolverCounters {
   l1Hits: number
+  /** L1 answers of "no such link" (counted in l1Hits too). */
+  negativeHits: number
   /** L1 answers past their time, each refreshed in the background (counted in l1Hits too). */
   staleHits: number
   cacheHits: number
@@ -38,7 +40,7 @@ export class LinkResolver {
    */
   private readonly inflight = new Map<string, Promise<CachedLink | null>>()
   private unsubscribe: (() => Promise<void>) | null = null
-  readonly counters: ResolverCounters = { l1Hits: 0, staleHits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
+  readonly counters: ResolverCounters = { l1Hits: 0, negativeHits: 0, staleHits: 0, cacheHits: 0, cacheErrors: 0, resolves: 0, resolveErrors: 0, invalidations: 0 }
 
   constructor(
     private readonly source: LinkSource,
@@ -78,6 +80,7 @@ export class LinkResolver {
       if (!this.inflight.has(key)) this.load(key, domain, alias).catch(() => {}) // the next request tries again
     }
     this.counters.l1Hits++
+    if (entry.value === null) this.counters.negativeHits++
     return entry.value
   }
 

@@ -23,7 +23,7 @@ const RESTART_MAX_MS = 30_000
 /** A worker that ran this long is healthy again: the next restart waits the minimum. */
 const HEALTHY_AFTER_MS = 60_000
 /** How long stopping waits for a worker's drain before SIGKILL. */
-const DRAIN_DEADLINE_MS = 30_000
+const DRAIN_DEADLINE_MS = 20_000
 
 export const workerSpoolDir = (spoolDir: string, index: number) => join(spoolDir, `worker-${index}`)
 

@@ -2,17 +2,20 @@
 // server from the environment. The redirector runs beside it as redirect/main.ts.
 import { createApi } from './app'
 import { configOrExit, openRuntimeOrExit } from './boot'
+import { listenUrl } from './core/listen'
 import { stopOnSignal } from './core/shutdown'
+import { log } from './lib/log'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 const config = configOrExit()
-const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR')
-const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, maxRequestBodySize: 1024 ** 3 })
+// Every line of the production shape is the process log's (JSON); a failed start still prints one plain line.
+const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR', (line) => log.info(line))
+const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 ** 3 })
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
-console.log(`api listening on ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
+log.info(`api listening on ${listenUrl(config.host, config.port)}, serving ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
 stopOnSignal('api', async () => {
   stopSweep()
   await app.stop()
   await runtime.close()
-})
+}, { log: (line) => log.info(line), timeoutMs: config.shutdownTimeoutMs })

@@ -36,8 +36,10 @@ import { bodyPlugin } from './plugins/body'
 import { methodNotAllowed } from './plugins/method-not-allowed'
 import { inProcess } from './plugins/on-behalf'
 import { queryPlugin } from './plugins/query'
+import { requestLog } from './plugins/request-log'
 import { docs } from './plugins/docs'
 import { errors } from './plugins/errors'
+import { apiMetrics, countedAudit, metricsPlugin } from './plugins/metrics'
 import { createServices, type ApiDeps, type Services } from './services'
 
 export type { ApiDeps } from './services'
@@ -83,6 +85,9 @@ function mcpAuth(services: Services, calls: AgentCalls, agentTokens: AccessToken
 
 export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
+  // Counted on their way in: every Agent call reaches the audit once, through REST or MCP.
+  const metrics = apiMetrics(services)
+  services.audit = countedAudit(services.audit, metrics)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
   // The one in-process path (plugins/on-behalf.ts): MCP tools, approved calls and held calls' previews
   // run through the app itself, as their caller; hence the late binding to `app`.
@@ -94,6 +99,9 @@ export function createApi(deps: ApiDeps) {
   const execute = executeThrough(callAs)
   return app
     .decorate('services', services)
+    // First, so every answer (errors and other plugins' early ones included) carries the request id.
+    .use(requestLog())
+    .use(metricsPlugin(metrics, services.config.metricsToken, deps.extraMetrics))
     .use(calls.plugin)
     .use(methodNotAllowed(() => app.routes))
     .use(errors)
@@ -101,7 +109,7 @@ export function createApi(deps: ApiDeps) {
     // Repeated parameters and dry_run, decided once per request from the routes' own declarations.
     .use(queryPlugin({ routes: () => app.routes, ownRules: [PIXEL_PATH, AUTHORIZE_PATH] }))
     .use(docs({ oauthScopes: { ...SCOPES } }))
-    .use(healthModule(services))
+    .use(healthModule(services, deps.extraReadiness))
     .use(guestModule(services))
     .use(accountModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
     .use(linksModule(services, auth))

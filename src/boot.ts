@@ -7,6 +7,7 @@ import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './co
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
 import { DataDirInUse, lockEmbeddedEngines, type EngineLock } from './embedded-lock'
+import { log as processLog, logLevelOf, setLogLevel } from './lib/log'
 import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorder'
 
 export interface Runtime {
@@ -19,10 +20,12 @@ export interface Runtime {
   close(): Promise<void>
 }
 
-/** Parses the configuration or exits with the message naming the bad variable. */
+/** Parses the configuration (and LOG_LEVEL, the process logger's) or exits with the message naming the bad variable. */
 export function configOrExit(env: Record<string, string | undefined> = process.env, defaults: Omit<ConfigDefaults, 'secret'> = {}): Config {
   try {
-    return parseConfig(env, { ...defaults, secret: storedSecret })
+    const config = parseConfig(env, { ...defaults, secret: storedSecret })
+    setLogLevel(logLevelOf(env))
+    return config
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message)
@@ -40,6 +43,10 @@ export async function openRuntimeOrExit(config: Config, advice: string, log?: (l
   try {
     return await openRuntime(config, log)
   } catch (error) {
+    if (error instanceof DependencyUnreachable) {
+      console.error(error.message)
+      process.exit(1)
+    }
     if (!(error instanceof DataDirInUse)) throw error
     console.error(`${error.message}: ${advice}`)
     process.exit(1)
@@ -63,15 +70,24 @@ export async function openRuntime(config: Config, log: (line: string) => void = 
 }
 
 async function openStores(config: Config, log: (line: string) => void, lock: EngineLock | undefined): Promise<Runtime> {
-  const database = await openDatabase(config)
-  await database.migrate()
+  const database = await reaching('postgres', config.databaseUrl, async () => {
+    const opened = await openDatabase(config)
+    await opened.migrate()
+    return opened
+  })
   log(`postgres: ${database.engine === 'pglite' ? `PGlite under ${config.dataDir}` : 'connected'}, migrations applied`)
   const clickhouse = await createClickHouse(config)
-  const ran = await migrateClickHouse(clickhouse)
+  const ran = await reaching('clickhouse', config.clickhouseUrl, () => migrateClickHouse(clickhouse))
   log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
-  const adapters = await openAdapters(config)
+  const adapters = await reaching('redis', config.redisUrl, async () => {
+    const opened = await openAdapters(config)
+    // ioredis connects in the background and retries for ever: one command tells whether Redis answers.
+    await opened.kv.get('linkservice:ready-probe')
+    return opened
+  })
   log(`cache, limiter, idempotency: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
-  const audit = createAuditRecorder({ clickhouse, config, log })
+  // The audit spool speaks while the process runs (full, dropping, ClickHouse back): the process log's lines.
+  const audit = createAuditRecorder({ clickhouse, config, log: (line) => processLog.warn({ component: 'audit' }, line) })
   return {
     config,
     database,
@@ -87,4 +103,48 @@ async function openStores(config: Config, log: (line: string) => void, lock: Eng
       lock?.release()
     },
   }
+}
+
+/** A dependency that did not answer at start: one line naming it and its URL, never its password. */
+export class DependencyUnreachable extends Error {
+  constructor(name: string, url: string, cause: unknown) {
+    super(`${name}: cannot reach ${redactedUrl(url)} (${causeOf(cause, url)}); is it running, and is the URL right?`)
+    this.name = 'DependencyUnreachable'
+  }
+}
+
+/** Runs a step against a configured server; its failure becomes DependencyUnreachable. Embedded engines fail as they are. */
+async function reaching<T>(name: string, url: string | undefined, step: () => Promise<T>): Promise<T> {
+  if (!url) return step()
+  try {
+    return await step()
+  } catch (error) {
+    throw new DependencyUnreachable(name, url, error)
+  }
+}
+
+/** The URL with its password (and any query, which may carry one) left out. */
+export function redactedUrl(raw: string): string {
+  try {
+    const url = new URL(raw)
+    url.password = ''
+    url.search = ''
+    return url.href.replace(/\/$/, '')
+  } catch {
+    return '(an unreadable URL)'
+  }
+}
+
+/** The error's code (ECONNREFUSED, 28P01…) or its first line, with the URL's password cut out in case a driver quoted it. */
+function causeOf(error: unknown, url: string): string {
+  const code = (error as { code?: unknown })?.code
+  const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
+  let password = ''
+  try {
+    password = decodeURIComponent(new URL(url).password)
+  } catch {
+    // redactedUrl says the URL is unreadable
+  }
+  const said = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
+  return (password ? said.replaceAll(password, '***') : said).slice(0, 300)
 }

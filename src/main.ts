@@ -10,13 +10,19 @@ import { createApi } from './app'
 import { rawInsertOf } from './adapters/clickhouse'
 import { configOrExit, openRuntimeOrExit } from './boot'
 import { stopOnSignal } from './core/shutdown'
+import { listenUrl } from './core/listen'
+import type { MetricsRegistry } from './core/metrics'
+import type { ReadinessCheck } from './core/readiness'
 import { keepServingThreadFirst } from './core/threads'
+import { log } from './lib/log'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
 const config = configOrExit(process.env, { singleProcess: true })
 const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR')
+const extraMetrics: MetricsRegistry[] = []
+const extraReadiness: Record<string, ReadinessCheck> = {}
 // The app is served through app.handle() below, so Elysia has no server of its own to ask for the peer.
 let server: ReturnType<typeof Bun.serve> | undefined
 const app = createApi({
@@ -28,6 +34,9 @@ const app = createApi({
   clickhouse: runtime.clickhouse,
   audit: runtime.audit,
   requestIP: (request) => server?.requestIP(request)?.address ?? null,
+  // The redirector's figures and checks, filled in once it exists (below): /metrics and /ready are the API's here.
+  extraMetrics,
+  extraReadiness,
 })
 
 // The API's /internal endpoints through the app itself: the same client as the stand-alone redirector's,
@@ -45,9 +54,14 @@ const redirector = await createRedirector(config, {
   // to chDB's parser, which runs on chDB's own threads.
   recorder: await workerRecorder(
     config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl } : { sink: embeddedSink() },
-    { ...config.clicks, ipHashSecret: config.ipHashSecret, log: console.log },
+    // The click spool's outage lines (full, dropping, ClickHouse back) go to the process log, like the API's.
+    { ...config.clicks, ipHashSecret: config.ipHashSecret, log: (line) => log.warn({ component: 'clicks' }, line) },
   ),
 })
+
+extraMetrics.push(redirector.metrics.registry)
+// Only the click spool: the link lookups are this process's own API and in-process cache, checked already.
+extraReadiness.click_spool = redirector.readinessChecks.click_spool!
 
 function embeddedSink() {
   const raw = rawInsertOf(runtime.clickhouse)
@@ -59,7 +73,7 @@ function embeddedSink() {
  * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
  * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (src/core/link-cache.ts).
  */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/']
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 /** The character after the first '/' of every API path: most short links are ruled out by it alone. */
 const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))
@@ -74,6 +88,7 @@ function isApiPath(url: string): boolean {
 
 const listening = Bun.serve({
   port: config.port,
+  hostname: config.host,
   // Bun's own limit answers a bare 413 before any code runs; the API's body plugin refuses an announced
   // length over its 512 KiB with a JSON 413 without reading a byte, and stops reading a chunked body at
   // the same mark. So Bun's limit stays far above it, only a last resort.
@@ -88,16 +103,20 @@ server = listening
 // it when they want the same core (src/core/threads.ts).
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
-console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'})
-  Dashboard:   http://localhost:${listening.port}/app
-  API:         http://localhost:${listening.port}/api/v1
-  Swagger:     http://localhost:${listening.port}/swagger
+console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'}), listening on ${listenUrl(config.host, listening.port ?? config.port)}
+  Dashboard:   ${config.publicApiUrl}/app
+  API:         ${config.publicApiUrl}/api/v1
+  Swagger:     ${config.publicApiUrl}/swagger
   Short links: ${config.shortBaseUrl}/<alias>`)
 
-stopOnSignal('link service', async () => {
-  stopLowering()
-  stopSweep()
-  listening.stop()
-  await redirector.stop()
-  await runtime.close()
-})
+stopOnSignal(
+  'link service',
+  async () => {
+    stopLowering()
+    stopSweep()
+    listening.stop()
+    await redirector.stop()
+    await runtime.close()
+  },
+  { timeoutMs: config.shutdownTimeoutMs },
+)

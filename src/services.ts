@@ -3,6 +3,8 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import type { AuditLog, IdempotencyStore, Kv, Limiter } from './adapters/ports'
 import type { Config } from './core/config'
+import type { MetricsRegistry } from './core/metrics'
+import type { ReadinessCheck } from './core/readiness'
 import type { Db } from './db/client'
 
 export interface ApiDeps {
@@ -25,6 +27,10 @@ export interface ApiDeps {
   requestIP?: (request: Request) => string | null | undefined
   /** Where an event per Agent (at_) call goes; without one, Agent calls are not audited (tests of other things). */
   audit?: AuditLog
+  /** The embedded default's redirector figures, rendered after the API's at /metrics. */
+  extraMetrics?: readonly MetricsRegistry[]
+  /** The embedded default's redirector checks, added to the API's at /ready. */
+  extraReadiness?: Record<string, ReadinessCheck>
 }
 
 /** Process counters instead of per-request logs: read by a metrics endpoint or a test. */

@@ -19,6 +19,7 @@ import { newAccount, newLink, type TestAccount } from './support/fixtures'
 import { freePort, startEntry } from './support/processes'
 import { apiCall, clicksOf, eventually, redisServerBinary, startStack, type Stack } from './support/stack'
 import { ANSWER_DEADLINE_MS } from './support/wait'
+import { scrapeMetrics } from './support/metrics'
 
 describe('custom domains in the embedded default (one process, nothing configured but DNS_SERVERS)', () => {
   test('a verified domain serves its links, and on it every path is a short link, /api and /health included', async () => {
@@ -126,8 +127,7 @@ describe.skipIf(!redisServerBinary)('custom domains across the API and the redir
       expect((await visit(link.alias, other)).status, other).toBe(404)
     }
     expect((await visit(link.alias, new URL(stack.redirector.url).host)).status, 'the alias does not exist on the default domain').toBe(404)
-    const health = (await (await fetch(`${stack.redirector.url}/health`)).json()) as { domains: { size: number; loads: number } }
-    expect(health.domains.size).toBeGreaterThanOrEqual(1)
+    expect((await scrapeMetrics(stack.redirector.url)).get('linkservice_custom_domains')).toBeGreaterThanOrEqual(1)
 
     const removed = await call('DELETE', `/api/v1/domains/${host}`)
     expect(removed.status, removed.text).toBe(200)

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { LOCK_FILE } from '../src/embedded-lock'
+import { METRICS_TEST_TOKEN, scrapeMetrics } from './support/metrics'
 import { freePort, startEntry, type Child } from './support/processes'
 
 const ROOT = resolve(import.meta.dir, '..')
@@ -44,7 +45,7 @@ describe('npm start, as the README shows it', () => {
   beforeAll(async () => {
     dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-start-')), 'data')
     port = await freePort()
-    app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir }, port)
+    app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir, METRICS_TOKEN: METRICS_TEST_TOKEN }, port)
   }, 120_000)
   afterAll(async () => {
     await app?.stop()
@@ -57,9 +58,36 @@ describe('npm start, as the README shows it', () => {
       .output()
       .replaceAll(dataDir, './data')
       .replaceAll(`localhost:${port}`, 'localhost:3000')
+      .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:3000')
       .trimEnd()
       .split('\n')
     expect(printed.map(anyCount)).toEqual(readmeStartLines().map(anyCount))
+  })
+
+  test('it listens on 127.0.0.1 only (HOST), and says so', async () => {
+    expect(app.output()).toContain(`listening on http://127.0.0.1:${port}`)
+    // Another address of this machine is not served (no interface but loopback is bound).
+    const other = Object.values((await import('node:os')).networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)
+    if (other) {
+      const refused = await fetch(`http://${other.address}:${port}/health`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.status,
+        () => 'refused',
+      )
+      expect(refused, `http://${other.address}:${port}`).toBe('refused')
+    }
+  })
+
+  test('one process, one /metrics: the API\'s figures and the redirector\'s; /ready adds the click spool', async () => {
+    const metrics = await scrapeMetrics(app.url)
+    expect([...metrics.keys()].some((k) => k.startsWith('linkservice_http_request_duration_seconds_count{'))).toBe(true)
+    expect(metrics.get('linkservice_clicks_dropped_total')).toBe(0)
+    expect(metrics.has('linkservice_redirect_duration_seconds_count')).toBe(true)
+    const ready = await fetch(`${app.url}/ready`)
+    const body = (await ready.json()) as { status: string; checks: Record<string, { status: string; required: boolean }> }
+    expect(ready.status, JSON.stringify(body)).toBe(200)
+    expect(Object.keys(body.checks).sort()).toEqual(['cache', 'click_spool', 'clickhouse', 'postgres'].concat(body.checks.audit_spool ? ['audit_spool'] : []).sort())
   })
 
   test('npm run migrate beside it says why it cannot, in one line, and exits 1', async () => {

@@ -5,6 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { StripeConfig } from '../core/config'
 import { BillingFailure, type BillingEvent, type BillingProvider, type CheckoutRequest } from './provider'
+import { log } from '../lib/log'
 
 /** Stripe's libraries default to five minutes. */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
@@ -28,14 +29,14 @@ export function stripeProvider(config: StripeConfig, fetchImpl: typeof fetch = f
         signal: AbortSignal.timeout(STRIPE_TIMEOUT_MS),
       })
     } catch (error) {
-      console.error(`[billing] stripe ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`)
+      log.error({ component: 'billing', stripe: `${method} ${path}`, error: error instanceof Error ? error.message : String(error) }, 'Stripe did not answer')
       throw new BillingFailure('unavailable', 5)
     }
     const body = (await response.json().catch(() => ({}))) as Json
     if (!response.ok) {
       // Stripe's error message names the problem (a wrong price id, say); it never contains the key.
       const error = (body.error ?? {}) as Json
-      console.error(`[billing] stripe ${method} ${path}: ${response.status} ${String(error.type ?? '')} ${String(error.message ?? '')}`)
+      log.error({ component: 'billing', stripe: `${method} ${path}`, status: response.status, type: String(error.type ?? ''), error: String(error.message ?? '') }, 'Stripe refused')
       throw new BillingFailure('unavailable', 5)
     }
     return body
@@ -61,7 +62,7 @@ export function stripeProvider(config: StripeConfig, fetchImpl: typeof fetch = f
       // Stripe's own idempotency: a retried call for the same checkout gets the same session.
       const session = await call('POST', '/v1/checkout/sessions', form, { 'idempotency-key': request.checkoutId })
       if (typeof session.id !== 'string') {
-        console.error('[billing] stripe: checkout session without id')
+        log.error({ component: 'billing' }, 'Stripe answered a checkout session without id')
         throw new BillingFailure('unavailable')
       }
       return { providerRef: session.id }

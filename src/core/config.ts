@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { isIP } from 'node:net'
 import { KID_PATTERN, type ClickSigningKey } from './click-id'
 import { SOCKET_ADDRESS, type ClientIpRule } from './client-ip'
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './shutdown'
 import { DEFAULT_LIMITS, type LimitedPlan, type Limits, type PlanLimits } from './plan-limits'
 
 export class ConfigError extends Error {
@@ -18,6 +19,12 @@ type Env = Record<string, string | undefined>
 export interface Config {
   /** Port of the API (and of the whole product in the embedded default). */
   port: number
+  /** Address every server of the process listens on (HOST): 127.0.0.1 unless set; 0.0.0.0 in the container images. */
+  host: string
+  /** Bearer secret of /metrics (METRICS_TOKEN); unset: /metrics answers 404. */
+  metricsToken: string | undefined
+  /** Longest a SIGTERM's drain may take before the process exits anyway (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number
   /** Port of the stand-alone redirector process. */
   redirectPort: number
   /**
@@ -199,6 +206,25 @@ function secret(env: Env, name: string, embedded: boolean, fallback: (name: stri
   }
   if (!embedded) throw new ConfigError(name, 'is required when DATABASE_URL, REDIS_URL or CLICKHOUSE_URL is set')
   return fallback(name)
+}
+
+/** A secret that may be left unset; when set, as long as any other. */
+function optionalSecret(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < 32) throw new ConfigError(name, 'must be at least 32 characters')
+  return raw
+}
+
+/**
+ * HOST: an IP address to listen on (127.0.0.1, 0.0.0.0, ::, ::1) or a name such as localhost. Default
+ * 127.0.0.1, so a development start is not reachable from the network unless asked to be.
+ */
+function listenHost(env: Env): string {
+  const raw = env.HOST?.trim()
+  if (!raw) return '127.0.0.1'
+  if (isIP(raw) === 0 && !/^[a-z0-9.-]+$/i.test(raw)) throw new ConfigError('HOST', `must be an IP address or a host name, got "${raw}"`)
+  return raw
 }
 
 /**
@@ -424,6 +450,9 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
 
   return {
     port,
+    host: listenHost(env),
+    metricsToken: optionalSecret(env, 'METRICS_TOKEN'),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', DEFAULT_SHUTDOWN_TIMEOUT_MS, 1000),
     redirectPort,
     redirectWorkers: int(env, 'REDIRECT_WORKERS', availableParallelism(), 1),
     shortDomain,

@@ -5,6 +5,7 @@ import { appendFile, mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { createTransport } from 'nodemailer'
 import type { MailConfig } from '../core/config'
+import { log } from '../lib/log'
 
 export interface MailMessage {
   to: string
@@ -25,8 +26,14 @@ export interface Mailer {
  */
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as const
 
-export function createMailer(config: MailConfig, log: (line: string) => void = console.log): Mailer {
-  return config.smtpUrl ? smtpMailer(config.smtpUrl, config.from) : outboxMailer(config.outboxPath, config.from, log)
+/**
+ * The development outbox's line in the process log: the one line that may carry a code and an address
+ * (README, `SMTP_URL` and "Logs"), so it says what it is in a field of its own, and no other line does.
+ */
+export const developmentOutboxLine = (line: string): void => log.warn({ component: 'mail', development_outbox: true }, line)
+
+export function createMailer(config: MailConfig, say: (line: string) => void = developmentOutboxLine): Mailer {
+  return config.smtpUrl ? smtpMailer(config.smtpUrl, config.from) : outboxMailer(config.outboxPath, config.from, say)
 }
 
 export function smtpMailer(smtpUrl: string, from: string): Mailer {

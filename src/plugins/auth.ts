@@ -20,6 +20,7 @@ import { sameSecret } from '../lib/secrets'
 import { startClock, type AgentCalls, type CallClock } from './agent-calls'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'
+import { callerKind, noteCaller } from './request-log'
 import type { Principal, PrincipalKind, RouteAccess } from './principal'
 
 export type { AccountPrincipal, AgentGrant, GuestPrincipal, Principal, PrincipalKind, RouteAccess, SessionGrant } from './principal'
@@ -143,6 +144,7 @@ export function createAuth(authenticators: readonly Authenticator[], options: Au
       agentCalls.refused(request, error, access, clock)
       throw error
     }
+    noteCaller(request, callerKind(principal))
     agentCalls.admit(request, principal, mode === 'human' ? true : access, clock)
     return principal
   }

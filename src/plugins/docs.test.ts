@@ -34,8 +34,10 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/api/v1/domains', true],
   ['post', '/api/v1/domains', true],
   ['post', '/api/v1/domains/{hostname}/verify', true],
+  ['patch', '/api/v1/domains/{hostname}', true],
   ['delete', '/api/v1/domains/{hostname}', true],
   ['get', '/health', false],
+  ['get', '/ready', false],
   ['post', '/api/analytics/link-conversion', true],
   ['get', '/api/analytics/link-conversion/pixel', false],
   ['get', '/billing/{id}', false],
@@ -210,6 +212,7 @@ describe('GET /swagger/json', () => {
         'POST /api/v1/links/{alias}/tags',
         'DELETE /api/v1/links/{alias}/tags/{tagId}',
         'POST /api/v1/domains',
+        'PATCH /api/v1/domains/{hostname}',
         'DELETE /api/v1/domains/{hostname}',
       ].sort(),
     )
@@ -267,7 +270,7 @@ describe('GET /swagger/json', () => {
       'GET /api/v1/tags': 'tags:read', 'GET /api/v1/links/{alias}/tags': 'tags:read',
       'POST /api/v1/tags': 'tags:write', 'DELETE /api/v1/tags/{tagId}': 'tags:write', 'POST /api/v1/links/{alias}/tags': 'tags:write', 'DELETE /api/v1/links/{alias}/tags/{tagId}': 'tags:write',
       'GET /api/v1/domains': 'domains:read',
-      'POST /api/v1/domains': 'domains:write', 'POST /api/v1/domains/{hostname}/verify': 'domains:write', 'DELETE /api/v1/domains/{hostname}': 'domains:write',
+      'POST /api/v1/domains': 'domains:write', 'POST /api/v1/domains/{hostname}/verify': 'domains:write', 'PATCH /api/v1/domains/{hostname}': 'domains:write', 'DELETE /api/v1/domains/{hostname}': 'domains:write',
       'GET /api/v1/links/{alias}/stats': 'stats:read',
       'POST /api/analytics/link-conversion': 'conversions:write',
       'GET /api/v1/account/status': 'account:read', 'GET /api/v1/account/upgrade/{checkout_id}': 'account:read',
@@ -293,8 +296,9 @@ describe('GET /swagger/json', () => {
   test('every route of the app is in the document, but the internal ones and the UI', () => {
     const routes = (app as unknown as { routes: { method: string; path: string }[] }).routes
     const missing = routes
-      // CORS preflights (OPTIONS) are answered for browsers, not operations a client calls.
-      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && !r.path.startsWith('/app') && !['HEAD', 'ALL', 'OPTIONS'].includes(r.method))
+      // CORS preflights (OPTIONS) are answered for browsers, not operations a client calls; /metrics is the
+      // operator's Prometheus scrape (text, its own token), not part of the API.
+      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && !r.path.startsWith('/app') && r.path !== '/metrics' && !['HEAD', 'ALL', 'OPTIONS'].includes(r.method))
       .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}') }))
       .filter((r) => !doc.paths[r.path]?.[r.method])
     expect(missing).toEqual([])

@@ -3,7 +3,9 @@
 // not found) or anything unexpected, into that shape. Nothing a client sends may end as a bare 500.
 import { Elysia, t } from 'elysia'
 import { errorSummary, stackFrames } from '../lib/errors'
+import { log } from '../lib/log'
 import { asOAuthError, isOAuthPath, OAuthError } from './oauth-errors'
+import { requestId } from './request-log'
 
 /**
  * Every error code the API answers with, and its HTTP status. Clients branch on `error`, people read
@@ -216,6 +218,9 @@ export interface ApiErrorExtra {
   agent?: { accountId: string; agentId: string }
 }
 
+/** Error answers of this process by code, for /metrics (plugins/metrics.ts): one Map update an error. */
+export const errorResponseCounts = new Map<ErrorCode, number>()
+
 export class ApiError extends Error {
   readonly status: number
   readonly hint: string
@@ -246,6 +251,7 @@ export class ApiError extends Error {
   }
 
   toResponse(inherited: Record<string, string> = {}): Response {
+    errorResponseCounts.set(this.code, (errorResponseCounts.get(this.code) ?? 0) + 1)
     const headers: Record<string, string> = { ...inherited, ...this.extra.headers }
     if (this.extra.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(this.extra.retryAfter)))
     headers['content-type'] = 'application/json'
@@ -392,16 +398,10 @@ export interface ErrorPlace {
  * parameters (lib/errors.ts), nor the request itself (it may carry a token).
  */
 function internalError(error: unknown, place?: ErrorPlace): ApiError {
-  const where = place ? ` ${place.method} ${place.route} request ${place.requestId}` : ''
+  const where = place ? ` ${place.method} ${place.route}` : ''
   const frames = stackFrames(error)
-  console.error(`[api] INTERNAL_ERROR${where}: ${errorSummary(error)}${frames ? `\n${frames}` : ''}`)
+  log.error({ ...(place && { request_id: place.requestId }), error: errorSummary(error), ...(frames && { stack: frames }) }, `INTERNAL_ERROR${where}`)
   return new ApiError('INTERNAL_ERROR', place ? `Unexpected error; quote request id ${place.requestId} when reporting it.` : undefined)
-}
-
-/** A client's X-Request-Id when it is a plain token, else a new one: what ties a 500 to its log line. */
-export function requestIdOf(request: Request): string {
-  const given = request.headers.get('x-request-id')
-  return given && /^[A-Za-z0-9._-]{8,64}$/.test(given) ? given : crypto.randomUUID()
 }
 
 function stringHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
@@ -419,14 +419,22 @@ function stringHeaders(headers: Record<string, unknown> | undefined): Record<str
 export const errors = new Elysia({ name: 'plugins.errors' })
   .model({ ErrorResponse })
   .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
-    const requestId = requestIdOf(request)
+    const id = requestId(request)
     const inherited = stringHeaders(set.headers as Record<string, unknown>)
     delete inherited['content-type']
-    inherited['x-request-id'] = requestId
-    if (error instanceof OAuthError) return error.toResponse(inherited)
-    const apiError = toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId })
-    return isOAuthPath(path) ? asOAuthError(apiError).toResponse(inherited) : apiError.toResponse(inherited)
+    inherited['x-request-id'] = id
+    const response =
+      error instanceof OAuthError
+        ? error.toResponse(inherited)
+        : answer(toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId: id }), path, inherited)
+    // What the request log reads once the answer is out (Elysia leaves its own guess in set.status).
+    set.status = response.status
+    return response
   })
+
+function answer(error: ApiError, path: string, headers: Record<string, string>): Response {
+  return isOAuthPath(path) ? asOAuthError(error).toResponse(headers) : error.toResponse(headers)
+}
 
 /** The vendor keyword of an error schema that carries the codes a route answers with at one status. */
 export const ERROR_CODES_KEYWORD = 'x-error-codes'

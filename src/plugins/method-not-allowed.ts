@@ -2,8 +2,9 @@
 // the router's 404: a client that sent PUT where PATCH is meant learns which methods exist. Registered
 // before the errors plugin, so its error hook sees the router's NOT_FOUND first.
 import { Elysia } from 'elysia'
-import { ApiError, requestIdOf } from './errors'
+import { ApiError } from './errors'
 import { asOAuthError, isOAuthPath } from './oauth-errors'
+import { requestId } from './request-log'
 
 interface Route {
   method: string
@@ -34,12 +35,14 @@ export function methodNotAllowed(routes: () => readonly Route[]) {
     if (methods.has('GET')) methods.add('HEAD')
     return [...methods].sort()
   }
-  return new Elysia({ name: 'plugins.method-not-allowed' }).onError({ as: 'global' }, ({ code, request, path }) => {
+  return new Elysia({ name: 'plugins.method-not-allowed' }).onError({ as: 'global' }, ({ code, request, path, set }) => {
     if (code !== 'NOT_FOUND') return
     const allowed = allowedFor(path)
     if (allowed.length === 0 || allowed.includes(request.method)) return
     const error = new ApiError('METHOD_NOT_ALLOWED', `${request.method.slice(0, 20)} is not served here; this path answers ${allowed.join(', ')}.`)
-    const headers = { allow: allowed.join(', '), 'x-request-id': requestIdOf(request) }
-    return isOAuthPath(path) ? asOAuthError(error).toResponse(headers) : error.toResponse(headers)
+    const headers = { allow: allowed.join(', '), 'x-request-id': requestId(request) }
+    const response = isOAuthPath(path) ? asOAuthError(error).toResponse(headers) : error.toResponse(headers)
+    set.status = response.status // what the request log reads (plugins/request-log.ts)
+    return response
   })
 }

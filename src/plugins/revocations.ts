@@ -4,6 +4,7 @@
 // what was revoked: `family:<id>`, `agent:<id>`, `token:<hash>`, `account:<id>` (its plan changed),
 // `api-key:<hash>` (an mk_ key; other processes let its 1 s verdict expire).
 import { errorSummary } from '../lib/errors'
+import { log } from '../lib/log'
 import type { Services } from '../services'
 
 export const REVOCATION_CHANNEL = 'oauth:revocations'
@@ -24,6 +25,6 @@ export async function announceRevocation(services: Pick<Services, 'kv'>, message
   try {
     await services.kv.publish(REVOCATION_CHANNEL, message)
   } catch (error) {
-    console.error(`[oauth] revocation not announced (${message.split(':', 1)[0]}); cached verdicts expire on their own: ${errorSummary(error)}`)
+    log.error({ component: 'oauth', revoked: message.split(':', 1)[0], error: errorSummary(error) }, 'revocation not announced; cached verdicts expire on their own')
   }
 }

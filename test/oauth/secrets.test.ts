@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq, or } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
 import { agents, humanSessions, oauthClients, oauthCodes, oauthRequests, oauthTokens } from '../../src/db/schema'
+import { log, logTo, setLogLevel, type LogLevel } from '../../src/lib/log'
 import { testApi } from '../support/api'
 import { newAccount } from '../support/fixtures'
 import { appFetch, approved, discoverAndRegister, exchange, ISSUER, oauthFailure, refresh, revoke, withToken } from '../support/oauth'
@@ -17,9 +18,14 @@ beforeAll(async () => {
   api = await testApi()
 })
 
-/** Everything written to the console (and to stdout/stderr directly) while `run` runs; passed through too. */
+/**
+ * Everything written to the console (and to stdout/stderr directly) while `run` runs, passed through too;
+ * and every line of the process log (src/lib/log.ts), at its most talkative level.
+ */
 async function captured(run: () => Promise<void>): Promise<string> {
   const lines: string[] = []
+  const logged = { destination: logTo({ write: (line: string) => void lines.push(line) }), level: log.level as LogLevel }
+  setLogLevel('trace')
   const saved = { log: console.log, error: console.error, warn: console.warn, info: console.info, debug: console.debug }
   const writes = { out: process.stdout.write, err: process.stderr.write }
   for (const name of Object.keys(saved) as (keyof typeof saved)[]) {
@@ -36,6 +42,8 @@ async function captured(run: () => Promise<void>): Promise<string> {
     Object.assign(console, saved)
     process.stdout.write = writes.out
     process.stderr.write = writes.err
+    logTo(logged.destination)
+    setLogLevel(logged.level)
   }
   return lines.join('\n')
 }

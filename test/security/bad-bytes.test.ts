@@ -1,11 +1,12 @@
 // Hostile bytes: NUL and other control characters in any string a client sends — JSON fields and
 // keys, query strings, path segments — are a 400 naming the field, never a 500. And an unexpected
 // error's log line names the route and the request id, never a value of the request or of a query.
-import { afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { newAccount, newSignedClick, type TestAccount } from '../support/fixtures'
 import { body } from '../../src/plugins/body'
 import { errors } from '../../src/plugins/errors'
+import { logTo } from '../../src/lib/log'
 import { call, show, testApi, uniqueName, type TestApp } from '../support/api'
 
 let app: TestApp
@@ -69,9 +70,15 @@ describe('control characters are a 400 naming the field', () => {
 })
 
 describe('what an unexpected error logs', () => {
+  // The process log's lines (src/lib/log.ts), read from its destination.
   let logged: string[] = []
-  const spies = [spyOn(console, 'error'), spyOn(console, 'warn')]
-  for (const spy of spies) spy.mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')))
+  let previous: ReturnType<typeof logTo>
+  beforeAll(() => {
+    previous = logTo({ write: (line: string) => void logged.push(line) })
+  })
+  afterAll(() => {
+    logTo(previous)
+  })
   afterEach(() => {
     logged = []
   })
@@ -95,7 +102,7 @@ describe('what an unexpected error logs', () => {
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
     const line = logged.join('\n')
     expect(line).toContain('INTERNAL_ERROR POST /t/:id')
-    expect(line).toContain(`request ${requestId}`)
+    expect(line).toContain(`"request_id":"${requestId}"`)
     expect(line).not.toContain(secret)
     expect(text).not.toContain(secret)
   })

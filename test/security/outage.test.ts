@@ -8,17 +8,14 @@
 //    it is announced when near, redirects go on without waiting once it is full, the clicks dropped are
 //    counted and logged, and exactly the clicks that were logged arrive once ClickHouse is back.
 import { describe, expect, test } from 'bun:test'
-import type { RecorderStats } from '../../redirect/recorder'
+import { clickFigures, type ClickFigures } from '../support/metrics'
 import { clickRowsOf, type ClickRows } from '../support/click-rows'
 import { clickLoad, expectEachAnsweredClickOnce } from '../support/click-load'
 import { eventually, redisServerBinary, shorten, startStack, type Stack } from '../support/stack'
 
 const OUTAGE_S = Number(process.env.CLICK_OUTAGE_TEST_S || 120)
 
-async function clickStats(stack: Stack): Promise<RecorderStats> {
-  const health = (await (await fetch(`${stack.redirector.url}/health`)).json()) as { clicks: RecorderStats }
-  return health.clicks
-}
+const clickStats = (stack: Stack): Promise<ClickFigures> => clickFigures(stack.redirector.url)
 
 /** Polls ClickHouse until `rows` are stored and the spool is empty, then reads the rows once more. */
 async function settled(stack: Stack, alias: string, rows: number): Promise<ClickRows> {

@@ -3,6 +3,7 @@
 import type { Subprocess } from 'bun'
 import { resolve } from 'node:path'
 import { keepTail, stopProcess } from '../../bench/procs'
+import { METRICS_TEST_TOKEN } from './metrics'
 
 const root = resolve(import.meta.dir, '../..')
 const KEEP_OUTPUT = 8192
@@ -29,6 +30,8 @@ export async function freePort(): Promise<number> {
 export const TEST_SECRETS = {
   INTERNAL_SECRET: 'e2e-internal-secret-0123456789abcdefghij',
   IP_HASH_SECRET: 'e2e-ip-hash-secret-0123456789abcdefghijk',
+  // /metrics of the spawned processes (test/support/metrics.ts reads them with it).
+  METRICS_TOKEN: METRICS_TEST_TOKEN,
 }
 
 /** Spawns `bun <entry>` with the given environment (and nothing inherited but PATH/HOME). */

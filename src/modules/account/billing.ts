@@ -14,6 +14,7 @@ import { type OnUpgraded, CHECKOUT_PAGE_PATH, checkoutState, confirmCheckout, co
 import { accountModels } from './model'
 import { proBenefits } from './plans'
 import { loadAccount } from './service'
+import { log } from '../../lib/log'
 
 export const STRIPE_WEBHOOK_PATH = '/api/v1/billing/stripe/webhook'
 
@@ -165,7 +166,7 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
         if (event.kind === 'paid') {
           const paid = await confirmCheckout(services, { provider: provider.name, providerRef: event.providerRef }, onUpgraded)
           if (paid && event.checkoutId && event.checkoutId !== paid.id) {
-            console.error(`[billing] stripe session ${event.providerRef}: client_reference_id ${event.checkoutId} is not checkout ${paid.id}`)
+            log.error({ component: 'billing', stripe_session: event.providerRef, client_reference_id: event.checkoutId, checkout: paid.id }, 'a paid Stripe session names another checkout than the one it paid')
           }
           // Not paid by this delivery: a retry of one already handled, or a session that is not ours
           // (another application on the same Stripe account).

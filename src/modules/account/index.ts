@@ -15,6 +15,7 @@ import { accountModels, BILLING_INTERVALS } from './model'
 import type { BillingInterval } from '../../billing/prices'
 import { accountMeta } from './meta'
 import { accountStatus, accountStatusForKey, accountUsage, loadAccount } from './service'
+import { log } from '../../lib/log'
 
 function parseInterval(value: string | undefined): BillingInterval {
   const interval = value ?? 'monthly'
@@ -32,7 +33,7 @@ export interface AccountModuleOptions {
 export function accountModule(services: Services, auth: Auth, { onUpgraded }: AccountModuleOptions) {
   const billing = withApiErrors(createBillingProvider(services.config))
   if (!services.config.embedded && billing.confirmsLocally) {
-    console.warn('[billing] STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
+    log.warn({ component: 'billing' }, 'STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
   }
   return new Elysia({ name: 'modules.account' })
     .use(errors)

@@ -9,6 +9,7 @@ import { and, eq, isNull, lt, or } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, apiKeys } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { ApiError } from '../../plugins/errors'
 import type { AccountPrincipal, KeyGrant, Principal } from '../../plugins/principal'
 import type { Services } from '../../services'
@@ -90,7 +91,7 @@ export function apiKeyVerdicts(services: Services): ApiKeys {
       .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, stale))))
       .then(
         () => undefined,
-        (error: unknown) => console.error(`[keys] last_used_at not recorded: ${errorSummary(error)}`),
+        (error: unknown) => log.error({ component: 'keys', error: errorSummary(error) }, 'last_used_at not recorded'),
       )
   }
 

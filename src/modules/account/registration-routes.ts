@@ -10,6 +10,7 @@ import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, normalizeEmail, requestVerificationCode
 import { registrationModels } from './registration-model'
 import { accountMeta, linksCreatedThisMonth } from './meta'
 import { planLimitsView } from './plans'
+import { log } from '../../lib/log'
 
 /** Normalised before validation, so " Alice@Example.com " is checked (and stored) as alice@example.com. */
 function normalizeBodyEmail(context: { body: unknown }) {
@@ -20,7 +21,7 @@ function normalizeBodyEmail(context: { body: unknown }) {
 export function registrationRoutes(services: Services, auth: Auth) {
   const mailer = createMailer(services.config.mail)
   if (!services.config.embedded && mailer.kind === 'outbox') {
-    console.warn(`[mail] SMTP_URL is not set: verification codes are not sent, only logged and written to ${services.config.mail.outboxPath}`)
+    log.warn({ component: 'mail', outbox: services.config.mail.outboxPath }, 'SMTP_URL is not set: verification codes are not sent, only logged (development outbox) and written to the outbox file')
   }
   return new Elysia({ name: 'modules.account.registration' })
     .use(errors)

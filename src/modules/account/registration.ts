@@ -17,6 +17,7 @@ import { createApiKey } from './keys'
 import { newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { codePepper as pepperFor, countAttempt, generateCode, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, PER_ADDRESS_RATES, readCode, useCode } from './mailed-codes'
 
 export { generateCode, hashCode }
@@ -86,7 +87,7 @@ export async function requestVerificationCode(services: Services, mailer: Mailer
   } catch (error) {
     // Nobody received this code: retire it. The address's one-a-minute budget is spent, hence Retry-After.
     await useCode(services.db, emailVerifications, id, now)
-    console.error(`[mail] verification code not delivered: ${errorSummary(error)}`)
+    log.error({ component: 'mail', error: errorSummary(error) }, 'verification code not delivered')
     throw new ApiError('MAIL_UNAVAILABLE', undefined, { retryAfter: REGISTER_RATES.perEmailMinute.windowMs / 1000, meta: guestMeta })
   }
   return { email, expiresAt }

@@ -6,6 +6,7 @@
 import { and, eq } from 'drizzle-orm'
 import { accounts, agents, oauthTokens } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { hashSecret } from '../../lib/secrets'
 import type { Principal } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'
@@ -64,7 +65,7 @@ export function accessTokens(services: Services): AccessTokens {
       listening = true
     })
     .catch((error) => {
-      console.error(`[oauth] not subscribed to revocations; at_ verdicts are not cached: ${errorSummary(error)}`)
+      log.error({ component: 'oauth', error: errorSummary(error) }, 'not subscribed to revocations; at_ verdicts are not cached')
     })
 
   /** The token's verdict; a refusal names its Agent (for the audit), null an unknown token. */

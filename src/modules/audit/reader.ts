@@ -10,6 +10,7 @@
 // calls recorder.flush() first (tests do). Events of other API processes show within their own interval.
 import type { ClickHouseClient } from '@clickhouse/client'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { isId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditEvent, type AuditOutcome, type AuditPage, type AuditVia } from './model'
@@ -115,7 +116,7 @@ export async function readAudit(clickhouse: ClickHouseClient, query: AuditReadQu
     })
     rows = await result.json<StoredRow>()
   } catch (error) {
-    console.warn(`[api] audit read failed: ${errorSummary(error)}`)
+    log.warn({ component: 'audit', error: errorSummary(error) }, 'audit read failed')
     throw new ApiError('SERVICE_UNAVAILABLE', 'The audit store (ClickHouse) does not answer; retry shortly.')
   }
   const page = rows.slice(0, limit).map(event)

@@ -6,6 +6,7 @@
 import { clickCounts } from '../../analytics/stats'
 import type { Services } from '../../services'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { singleFlightPer } from '../../lib/single-flight'
 
 /** Longest a link response waits for its click counts. */
@@ -32,7 +33,7 @@ export async function clickTotals(services: Pick<Services, 'clickhouse'>, linkId
       }),
     ])
   } catch (error) {
-    console.warn(`[api] click counts unavailable: ${errorSummary(error)}`)
+    log.warn({ component: 'links', error: errorSummary(error) }, 'click counts unavailable')
     return null
   } finally {
     clearTimeout(timer)

@@ -9,6 +9,7 @@ import { and, eq, isNull, lt } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { oauthClients } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import type { Services } from '../../services'
 
 export const UNUSED_CLIENT_TTL_MS = 24 * 3_600_000
@@ -40,7 +41,7 @@ export async function deleteUnusedClients(services: SweepServices): Promise<numb
 /** Starts the periodic sweep of this process; returns its stop. A failed run is logged and the next one tries again. */
 export function startUnusedClientSweep(services: SweepServices, { intervalMs = SWEEP_INTERVAL_MS, onSwept = (_count: number) => {} } = {}): () => void {
   const timer = setInterval(() => {
-    deleteUnusedClients(services).then(onSwept, (error) => console.error(`[oauth] the sweep of unused clients failed: ${errorSummary(error)}`))
+    deleteUnusedClients(services).then(onSwept, (error) => log.error({ component: 'oauth', error: errorSummary(error) }, 'the sweep of unused clients failed'))
   }, intervalMs)
   timer.unref?.()
   return () => clearInterval(timer)

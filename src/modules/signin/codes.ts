@@ -11,6 +11,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { accounts, signInCodes } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { isId, newId } from '../../lib/ids'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import type { Mailer, MailMessage } from '../../mail/mailer'
@@ -75,7 +76,7 @@ export async function requestSignInCode(services: Services, mailer: Mailer, rawE
 
   const attemptId = newId('signIn')
   const issued = issueSignInCode(services, mailer, email, attemptId).catch((error) => {
-    console.error(`[signin] sign-in code not issued: ${errorSummary(error)}`)
+    log.error({ component: 'signin', error: errorSummary(error) }, 'sign-in code not issued')
   })
   return { attemptId, email, issued }
 }
@@ -100,7 +101,7 @@ async function issueSignInCode(services: Services, mailer: Mailer, email: string
     await mailer.send(signInMail(email, code, services.config.publicApiUrl))
   } catch (error) {
     // Nobody received this code: retire it. The person sees no mail and asks again.
-    console.error(`[mail] sign-in code not delivered: ${errorSummary(error)}`)
+    log.error({ component: 'mail', error: errorSummary(error) }, 'sign-in code not delivered')
     await useCode(services.db, signInCodes, attemptId, now).catch(() => {})
   }
 }

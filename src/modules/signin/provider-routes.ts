@@ -15,6 +15,7 @@ import { htmlDoc, NEXT_PARAM } from './docs'
 import { localPath } from './next'
 import { limitPage, messagePage } from './pages'
 import { IdentityProviderError, PROVIDER_LABELS, PROVIDER_NAMES, type IdentityProvider, type ProviderName } from './providers'
+import { log } from '../../lib/log'
 
 /** Ten minutes to sign in at the provider. */
 const STATE_TTL_SECONDS = 600
@@ -89,7 +90,7 @@ function providerRoute(services: Services, name: ProviderName, provider: Identit
         } catch (error) {
           if (error instanceof IdentityProviderError) {
             if (error.kind === 'refused') return messagePage(400, 'Please start again', `${label} refused this sign-in (the code is stale or was used); try again.`, { next, cookies: clear })
-            console.error(`[signin] ${name}: ${error.message}`)
+            log.error({ component: 'signin', provider: name, error: error.message }, 'identity provider did not answer as expected')
             return messagePage(502, 'Try again shortly', `${label} did not answer as expected; try again in a moment, or sign in with a code by e-mail.`, { next, cookies: clear })
           }
           return limitPage(error, next)

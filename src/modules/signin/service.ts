@@ -12,6 +12,7 @@ import { accounts, humanSessions, type Plan } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { hashSecret, randomBase64url, sameSecret } from '../../lib/secrets'
 import type { Principal, SessionGrant } from '../../plugins/auth'
+import { noteCaller } from '../../plugins/request-log'
 import type { Services } from '../../services'
 import { limitCredential } from '../account/request-limit'
 import { clearCookie, readCookieOf, setCookie } from './cookies'
@@ -82,6 +83,8 @@ export async function readSession(services: Pick<Services, 'db' | 'config' | 'no
     .where(and(eq(humanSessions.tokenHash, hashSecret(token)), isNull(humanSessions.revokedAt), gt(humanSessions.expiresAt, new Date(services.now()))))
     .limit(1)
   if (!row) return null
+  // The request's log line says a session called (pages read it here, API routes through plugins/auth.ts).
+  noteCaller(request, 'session')
   return {
     id: row.id,
     method: row.method,

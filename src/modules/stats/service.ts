@@ -10,6 +10,7 @@ import { getOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
 import { errorSummary } from '../../lib/errors'
+import { log } from '../../lib/log'
 import { singleFlightPer } from '../../lib/single-flight'
 
 /** Identical statistics asked for at once (a shared dashboard, a polling client) share one query. */
@@ -63,7 +64,7 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
     data = Object.assign({ ...head, ...stats }, ...parts)
   } catch (error) {
     if (error instanceof ApiError) throw error
-    console.warn(`[api] statistics unavailable: ${errorSummary(error)}`)
+    log.warn({ component: 'stats', error: errorSummary(error) }, 'statistics unavailable')
     throw new ApiError('STATS_UNAVAILABLE')
   }
   const meta = await currentAccountMeta(services, account)
