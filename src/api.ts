@@ -5,6 +5,7 @@ import { configOrExit, openRuntimeOrExit } from './boot'
 import { listenUrl } from './core/listen'
 import { stopOnSignal } from './core/shutdown'
 import { log } from './lib/log'
+import { startApprovalRecovery } from './modules/approvals/recovery'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 const config = configOrExit()
@@ -12,10 +13,12 @@ const config = configOrExit()
 const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR', (line) => log.info(line))
 const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 ** 3 })
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
+const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
 log.info(`api listening on ${listenUrl(config.host, config.port)}, serving ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
 stopOnSignal('api', async () => {
   stopSweep()
+  stopRecovery()
   await app.stop()
   await runtime.close()
 }, { log: (line) => log.info(line), timeoutMs: config.shutdownTimeoutMs })

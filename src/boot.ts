@@ -3,6 +3,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { openAdapters, type Adapters } from './adapters'
 import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
+import { applyRetention } from './adapters/clickhouse-retention'
 import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './core/config'
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
@@ -79,6 +80,7 @@ async function openStores(config: Config, log: (line: string) => void, lock: Eng
   const clickhouse = await createClickHouse(config)
   const ran = await reaching('clickhouse', config.clickhouseUrl, () => migrateClickHouse(clickhouse))
   log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
+  for (const change of await applyRetention(clickhouse, config.retention)) log(`clickhouse retention: ${change}`)
   const adapters = await reaching('redis', config.redisUrl, async () => {
     const opened = await openAdapters(config)
     // ioredis connects in the background and retries for ever: one command tells whether Redis answers.

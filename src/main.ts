@@ -15,6 +15,7 @@ import type { MetricsRegistry } from './core/metrics'
 import type { ReadinessCheck } from './core/readiness'
 import { keepServingThreadFirst } from './core/threads'
 import { log } from './lib/log'
+import { startApprovalRecovery } from './modules/approvals/recovery'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
@@ -103,6 +104,7 @@ server = listening
 // it when they want the same core (src/core/threads.ts).
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
+const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'}), listening on ${listenUrl(config.host, listening.port ?? config.port)}
   Dashboard:   ${config.publicApiUrl}/app
   API:         ${config.publicApiUrl}/api/v1
@@ -114,6 +116,7 @@ stopOnSignal(
   async () => {
     stopLowering()
     stopSweep()
+    stopRecovery()
     listening.stop()
     await redirector.stop()
     await runtime.close()

@@ -24,3 +24,24 @@ describe('CIMD_ALLOW_HTTP_LOOPBACK', () => {
     expect(() => parseConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'yes' })).toThrow(/CIMD_ALLOW_HTTP_LOOPBACK/)
   })
 })
+
+describe('operations settings', () => {
+  test('HOST: 127.0.0.1 unless set; an address or a name', () => {
+    expect(parseConfig({}).host).toBe('127.0.0.1')
+    expect(parseConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0')
+    expect(parseConfig({ HOST: '::' }).host).toBe('::')
+    expect(() => parseConfig({ HOST: 'http://0.0.0.0' })).toThrow(/HOST/)
+  })
+
+  test('METRICS_TOKEN: off unless set, and then at least 32 characters', () => {
+    expect(parseConfig({}).metricsToken).toBeUndefined()
+    expect(() => parseConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 32 characters/)
+  })
+
+  test('retention: for ever unless set; raw clicks at least the 30-day attribution window and a day', () => {
+    expect(parseConfig({}).retention).toEqual({ clicks: 0, audit: 0 })
+    expect(parseConfig({ CLICK_RETENTION_DAYS: '90', AUDIT_RETENTION_DAYS: '365' }).retention).toEqual({ clicks: 90, audit: 365 })
+    expect(() => parseConfig({ CLICK_RETENTION_DAYS: '30' })).toThrow(/CLICK_RETENTION_DAYS must be 0 \(keep for ever\) or at least 31 days/)
+    expect(() => parseConfig({ AUDIT_RETENTION_DAYS: '-1' })).toThrow(/AUDIT_RETENTION_DAYS/)
+  })
+})

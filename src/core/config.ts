@@ -25,6 +25,8 @@ export interface Config {
   metricsToken: string | undefined
   /** Longest a SIGTERM's drain may take before the process exits anyway (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number
+  /** Days raw rows stay in ClickHouse (src/adapters/clickhouse-retention.ts); 0: for ever. */
+  retention: { clicks: number; audit: number }
   /** Port of the stand-alone redirector process. */
   redirectPort: number
   /**
@@ -206,6 +208,16 @@ function secret(env: Env, name: string, embedded: boolean, fallback: (name: stri
   }
   if (!embedded) throw new ConfigError(name, 'is required when DATABASE_URL, REDIS_URL or CLICKHOUSE_URL is set')
   return fallback(name)
+}
+
+/** Spec 8: a conversion is attributed to a click of the last 30 days, so raw clicks stay at least that long. */
+const CONVERSION_WINDOW_DAYS = 30
+
+/** Days to keep, 0 (the default) for ever; below `min` a setting would break what the service promises. */
+function retentionDays(env: Env, name: string, min: number): number {
+  const days = int(env, name, 0, 0, 100 * 365)
+  if (days !== 0 && days < min) throw new ConfigError(name, `must be 0 (keep for ever) or at least ${min} days, got ${days}`)
+  return days
 }
 
 /** A secret that may be left unset; when set, as long as any other. */
@@ -453,6 +465,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     host: listenHost(env),
     metricsToken: optionalSecret(env, 'METRICS_TOKEN'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', DEFAULT_SHUTDOWN_TIMEOUT_MS, 1000),
+    retention: { clicks: retentionDays(env, 'CLICK_RETENTION_DAYS', CONVERSION_WINDOW_DAYS + 1), audit: retentionDays(env, 'AUDIT_RETENTION_DAYS', 1) },
     redirectPort,
     redirectWorkers: int(env, 'REDIRECT_WORKERS', availableParallelism(), 1),
     shortDomain,

@@ -81,8 +81,8 @@ export function metricsPlugin(metrics: ApiMetrics, token: string | undefined, ex
       // An unmatched path has no route: one series for all of them, so a scan cannot mint series.
       const pattern = route || 'unmatched'
       metrics.requests.observe({ method: request.method, route: pattern, status: String(status) }, (performance.now() - start) / 1000)
-      const headers = response?.headers ?? new Headers(set.headers as Record<string, string>)
-      if (headers.get('idempotent-replayed') === 'true') metrics.replays.inc()
+      const replayed = response ? response.headers.get('idempotent-replayed') : (set.headers as Record<string, string | undefined>)['idempotent-replayed']
+      if (replayed === 'true') metrics.replays.inc()
       if (pattern === TOKEN_ROUTE) metrics.oauthTokens.inc({ outcome: status === 200 ? 'issued' : 'refused' })
     })
     .get('/metrics', ({ request }) => metricsResponse(request, token, { render: () => [metrics.registry, ...extra].map((r) => r.render()).join('') }), {

@@ -117,9 +117,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     const hourly = await clicksTable(page, 'Last 24 hours', /^Clicks per hour, last 24 hours$/)
     const summary = page.getByText(/clicks? by people, last 24 hours/)
     const bots = page.getByText(/by bots (and|or) crawlers in this period/)
-    await refreshUntil(page, 'the click and the bot', async () => (await summary.innerText()).startsWith('1 click ') && (await bots.innerText()).startsWith('1 click '))
-    // The refresh brought the link's all-time count in the details up to date as well.
-    await page.getByRole('region', { name: 'Details' }).getByText(/^1 \(last /).waitFor()
+    // The refresh brings the link's all-time count in the details up to date as well. Each is its own API
+    // call, and a click count that misses its 1.5 s budget on a loaded machine is left out of its answer
+    // (shown as 0) until the next refresh: so all three are waited for together.
+    const allTime = page.getByRole('region', { name: 'Details' }).getByText(/^1 \(last /)
+    await refreshUntil(
+      page,
+      'the click, the bot and the all-time count',
+      async () => (await summary.innerText()).startsWith('1 click ') && (await bots.innerText()).startsWith('1 click ') && (await allTime.count()) === 1,
+    )
     const hours = await countsOf(hourly)
     expect(hours).toHaveLength(24)
     expect(hours.map(([, n]) => n).sort((a, b) => b - a).slice(0, 2)).toEqual([1, 0])

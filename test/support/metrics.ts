@@ -1,6 +1,8 @@
 // Reading a process's /metrics the way Prometheus does: GET with the bearer token, then the text format
 // parsed into `name{labels}` → value (labels as the process renders them). Tests and benches read the
 // redirector's click figures from here.
+import type { ResolverCounters } from '../../redirect/resolver'
+
 /** The METRICS_TOKEN of the processes the tests spawn (processes.ts TEST_SECRETS) and of the benches'. */
 export const METRICS_TEST_TOKEN = 'e2e-metrics-token-0123456789abcdefghijkl'
 
@@ -60,17 +62,8 @@ export function clickFiguresOf(m: Map<string, number>, baseUrl = 'the process'):
   }
 }
 
-/** The redirector's lookups by layer, named as its resolver counts them (redirect/resolver.ts). */
-export interface ResolverFigures {
-  l1Hits: number
-  negativeHits: number
-  staleHits: number
-  cacheHits: number
-  cacheErrors: number
-  resolves: number
-  resolveErrors: number
-  invalidations: number
-}
+/** The redirector's lookups by layer, named as its resolver counts them. */
+export type ResolverFigures = ResolverCounters
 
 export function resolverFigures(m: Map<string, number>): ResolverFigures {
   const get = (name: string) => m.get(name) ?? 0
