@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseConfig } from '../src/core/config'
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/core/shutdown'
 import { METRICS_TEST_TOKEN } from '../test/support/metrics'
 import { freePort, startEntry, type Child } from '../test/support/processes'
 
@@ -62,5 +64,34 @@ describe('deploy/', () => {
         expect(names.filter((n) => !exported.has(n)), `${panel.title}: ${target.expr}`).toEqual([])
       }
     }
+  })
+
+  test('kubernetes/linkservice.yaml: each workload\'s environment parses as the service\'s configuration; probes, ports and grace period fit', () => {
+    type Doc = { kind: string; metadata: { name: string }; data?: Record<string, string>; stringData?: Record<string, string>; spec?: any }
+    const docs = Bun.YAML.parse(readFileSync(join(import.meta.dir, 'kubernetes/linkservice.yaml'), 'utf8')) as Doc[]
+    const byKind = (kind: string) => docs.filter((d) => d.kind === kind)
+    const shared = { ...byKind('Secret')[0]!.stringData, ...byKind('ConfigMap')[0]!.data }
+    const workloads = byKind('StatefulSet')
+    expect(workloads.map((w) => w.metadata.name).sort()).toEqual(['linkservice-api', 'linkservice-redirect'])
+    for (const workload of workloads) {
+      const pod = workload.spec.template.spec
+      const [container] = pod.containers
+      const env: Record<string, string> = { ...shared, ...Object.fromEntries(container.env.map((e: { name: string; value: string }) => [e.name, e.value])) }
+      const config = parseConfig(env)
+      expect(config.host, workload.metadata.name).toBe('0.0.0.0')
+      expect(config.metricsToken, workload.metadata.name).toBeDefined()
+      const port = workload.metadata.name === 'linkservice-api' ? config.port : config.redirectPort
+      expect(container.ports[0].containerPort, workload.metadata.name).toBe(port)
+      expect(container.livenessProbe.httpGet.path).toBe('/health')
+      expect(container.readinessProbe.httpGet.path).toBe('/ready')
+      // The drain's bound ends before Kubernetes' SIGKILL.
+      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(DEFAULT_SHUTDOWN_TIMEOUT_MS)
+      // The spool lives on the pod's own volume, at DATA_DIR.
+      expect(container.volumeMounts[0].mountPath).toBe(config.dataDir)
+      expect(workload.spec.volumeClaimTemplates[0].metadata.name).toBe(container.volumeMounts[0].name)
+    }
+    const hpa = byKind('HorizontalPodAutoscaler')[0]!
+    expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'StatefulSet', name: 'linkservice-redirect' })
+    expect(hpa.spec.metrics[0].resource.name).toBe('cpu')
   })
 })
