@@ -1,20 +1,29 @@
-// Retention on chDB: the TTL is set, left alone when unchanged, removed when unset; expired raw clicks go
-// at the next merge while the hourly rollup, which statistics read, keeps their counts. The shared
-// in-memory chDB of the test process is left as it was found (no TTL), so no other test loses a row.
+// Retention on the ClickHouse engine behind its HTTP interface (the chDB stand-in, a process of its own
+// with its own data, as a server would be): the TTL is set, left alone when unchanged, removed when
+// unset; expired raw clicks go at the next merge while the hourly rollup, which statistics read, keeps
+// their counts. A store of its own: a TTL here can never touch another test's rows.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { ClickHouseClient } from '@clickhouse/client'
+import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { clickTimestamp } from '../core/clicks'
-import { testClickHouse } from '../../test/support/clickhouse'
+import { spawnChdbHttp, type ChdbHttpProcess } from '../../test/support/chdb-http-process'
+import { migrateClickHouse } from './clickhouse'
 import { applyRetention } from './clickhouse-retention'
 
+let server: ChdbHttpProcess
 let client: ClickHouseClient
 
 beforeAll(async () => {
-  client = await testClickHouse()
-})
+  server = await spawnChdbHttp({ path: join(mkdtempSync(join(tmpdir(), 'retention-')), 'chdb') })
+  client = createClient({ url: server.url, request_timeout: 10_000 })
+  await migrateClickHouse(client)
+}, 60_000)
 
 afterAll(async () => {
-  await applyRetention(client, { clicks: 0, audit: 0 })
+  await client?.close()
+  await server?.stop()
 })
 
 const count = async (query: string, linkId: string) => {
