@@ -12,14 +12,13 @@ import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSyn
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { once } from 'node:events'
-import { migrateClickHouse, splitStatements } from '../src/adapters/clickhouse'
+import { migrateClickHouse } from '../src/adapters/clickhouse'
 import { redactedUrl } from '../src/boot'
 
 /** Every ClickHouse table with data (schema_migrations is made again by the migrations). */
 export const CLICKHOUSE_TABLES = ['clicks_v1', 'clicks_hourly_v1', 'conversions_v1', 'agent_audit_v1'] as const
-/** The view that fills clicks_hourly_v1 from clicks_v1: off while both are restored, or the rollup would count twice. */
-const ROLLUP_VIEW = 'clicks_hourly_mv_v1'
-const ROLLUP_MIGRATION = join(import.meta.dir, '../migrations/clickhouse/0003_clicks_hourly.sql')
+/** Filled by a materialized view on every clicks_v1 insert (migrations/clickhouse/0003_clicks_hourly.sql). */
+const ROLLUP_TABLE = 'clicks_hourly_v1'
 /** Rows per insert on restore. */
 const RESTORE_BATCH = 10_000
 
@@ -28,6 +27,13 @@ export interface Manifest {
   created_at: string
   postgres: { file: string; format: 'pg_dump custom' }
   clickhouse: Record<string, { file: string; rows: number }>
+  /**
+   * The rollup is kept only for the hours before the oldest raw click (what retention removed from
+   * clicks_v1): the rest is made again from the raw clicks on restore, so the two always agree, however
+   * many clicks arrived while the tables were read one after the other. null: every rollup row is kept
+   * (no raw click at all).
+   */
+  rollup_before: string | null
 }
 
 type Log = (line: string) => void
@@ -53,22 +59,37 @@ export async function backup(options: { dir: string; databaseUrl: string; clickh
   log(`postgres: pg_dump of ${redactedUrl(options.databaseUrl)}`)
   await runPg('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${join(dir, 'postgres.dump')}`, '$URL'], options.databaseUrl)
   const tables: Manifest['clickhouse'] = {}
+  const rollupBefore = await oldestRawHour(options.clickhouse)
   for (const table of CLICKHOUSE_TABLES) {
     const file = `clickhouse/${table}.jsonl`
-    const rows = await exportTable(options.clickhouse, table, join(dir, file))
+    const where = table === ROLLUP_TABLE && rollupBefore !== null ? { sql: ' WHERE hour < {before:DateTime}', params: { before: rollupBefore } } : undefined
+    const rows = await exportTable(options.clickhouse, table, join(dir, file), where)
     tables[table] = { file, rows }
-    log(`clickhouse: ${table}, ${rows.toLocaleString('en')} rows`)
+    log(`clickhouse: ${table}, ${rows.toLocaleString('en')} rows${where ? ` (hours before ${rollupBefore}; the rest is made again from clicks_v1)` : ''}`)
   }
-  const manifest: Manifest = { version: 1, created_at: new Date().toISOString(), postgres: { file: 'postgres.dump', format: 'pg_dump custom' }, clickhouse: tables }
+  const manifest: Manifest = {
+    version: 1,
+    created_at: new Date().toISOString(),
+    postgres: { file: 'postgres.dump', format: 'pg_dump custom' },
+    clickhouse: tables,
+    rollup_before: rollupBefore,
+  }
   // Written last: a directory without it is an unfinished backup.
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
   return manifest
 }
 
+/** The start of the hour of the oldest raw click ('YYYY-MM-DD hh:mm:ss', UTC), or null without any. */
+async function oldestRawHour(client: ClickHouseClient): Promise<string | null> {
+  const result = await client.query({ query: "SELECT count() AS n, formatDateTime(toStartOfHour(min(timestamp)), '%F %T', 'UTC') AS h FROM clicks_v1", format: 'JSONEachRow' })
+  const [row] = await result.json<{ n: string; h: string }>()
+  return Number(row?.n ?? 0) > 0 ? row!.h : null
+}
+
 /** Streams a table to a file, one JSON object a line; its row count. */
-async function exportTable(client: ClickHouseClient, table: string, file: string): Promise<number> {
+async function exportTable(client: ClickHouseClient, table: string, file: string, where?: { sql: string; params: Record<string, unknown> }): Promise<number> {
   const out = createWriteStream(file)
-  const result = await client.query({ query: `SELECT * FROM ${table}`, format: 'JSONEachRow' })
+  const result = await client.query({ query: `SELECT * FROM ${table}${where?.sql ?? ''}`, query_params: where?.params, format: 'JSONEachRow' })
   let rows = 0
   for await (const batch of result.stream()) {
     const text = (batch as { text: string }[]).map((row) => `${row.text}\n`).join('')
@@ -82,7 +103,7 @@ async function exportTable(client: ClickHouseClient, table: string, file: string
 
 /**
  * Into an empty Postgres database and a ClickHouse without the service's tables (a fresh server or data
- * directory): pg_restore, then the ClickHouse migrations, the rows, and the rollup's view last.
+ * directory): pg_restore, then the ClickHouse migrations and the rows.
  */
 export async function restore(options: { dir: string; databaseUrl: string; clickhouse: ClickHouseClient; log: Log }): Promise<Manifest> {
   const { dir, log, clickhouse } = options
@@ -96,18 +117,17 @@ export async function restore(options: { dir: string; databaseUrl: string; click
     const [row] = await (await clickhouse.query({ query: `SELECT count() AS n FROM ${table}`, format: 'JSONEachRow' })).json<{ n: string }>()
     if (Number(row?.n ?? 0) > 0) throw new Error(`clickhouse: ${table} is not empty; restore into a fresh ClickHouse`)
   }
-  await clickhouse.command({ query: `DROP VIEW IF EXISTS ${ROLLUP_VIEW}` })
-  try {
-    for (const table of CLICKHOUSE_TABLES) {
-      const entry = manifest.clickhouse[table]
-      if (!entry) continue
-      const rows = await importTable(clickhouse, table, join(dir, entry.file))
-      if (rows !== entry.rows) throw new Error(`clickhouse: ${table} has ${rows} rows in its file, the manifest says ${entry.rows}`)
-      log(`clickhouse: ${table}, ${rows.toLocaleString('en')} rows`)
-    }
-  } finally {
-    await clickhouse.command({ query: rollupViewStatement() })
+  const load = async (table: string) => {
+    const entry = manifest.clickhouse[table]
+    if (!entry) return
+    const rows = await importTable(clickhouse, table, join(dir, entry.file))
+    if (rows !== entry.rows) throw new Error(`clickhouse: ${table} has ${rows} rows in its file, the manifest says ${entry.rows}`)
+    log(`clickhouse: ${table}, ${rows.toLocaleString('en')} rows`)
   }
+  // The rollup's kept hours first (its view is fed by clicks_v1 inserts only), then the raw clicks, which
+  // the view rolls up again: restored, the two agree.
+  await load(ROLLUP_TABLE)
+  for (const table of CLICKHOUSE_TABLES) if (table !== ROLLUP_TABLE) await load(table)
   return manifest
 }
 
@@ -128,11 +148,4 @@ async function importTable(client: ClickHouseClient, table: string, file: string
   }
   await flush()
   return rows
-}
-
-/** The CREATE MATERIALIZED VIEW of the rollup, as its migration has it. */
-function rollupViewStatement(): string {
-  const statement = splitStatements(readFileSync(ROLLUP_MIGRATION, 'utf8')).find((s) => s.startsWith('CREATE MATERIALIZED VIEW'))
-  if (!statement) throw new Error(`${ROLLUP_MIGRATION} has no CREATE MATERIALIZED VIEW`)
-  return statement
 }

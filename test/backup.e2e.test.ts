@@ -1,7 +1,8 @@
 // Backup under load, restore into a fresh Postgres database and a fresh ClickHouse, and the service on
 // the restored stores: every link made before the backup is there (and its owner's API key still
-// works), every click ClickHouse had before the backup is there once, and the statistics rollup counts
-// each restored click once. The scripts are run as a user runs them (npm run backup / restore).
+// works), every click ClickHouse had before the backup is there once, the statistics rollup counts each
+// restored click once (however many arrived while the tables were read), and rollup history whose raw
+// clicks retention removed is kept. The scripts are run as a user runs them (npm run backup / restore).
 // Needs a PostgreSQL server (pg_dump): the services pass of .ci/run.
 import { describe, expect, test } from 'bun:test'
 import { createClient } from '@clickhouse/client'
@@ -57,6 +58,12 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
       const before = await eventually(() => clickFigures(stack.redirector.url), (c) => c.written >= links.length && c.pendingRows === 0, 30_000, { what: 'the first clicks written' })
       const idsBefore = await clickIds(stack.clickhouse)
       expect(idsBefore.size).toBe(before.value.written)
+      // History whose raw clicks retention already removed: only the rollup has it, and must keep it.
+      await stack.clickhouse.insert({
+        table: 'clicks_hourly_v1',
+        values: [{ link_id: 'link_trimmed_history', hour: '2025-01-01 10:00:00', is_bot: 0, dim: 'total', value: '', clicks: 7, last_click: '2025-01-01 10:59:00.000' }],
+        format: 'JSONEachRow',
+      })
 
       // The backup runs while clicks keep coming.
       let stop = false
@@ -81,8 +88,11 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
         expect([...idsBefore].filter((id) => !idsAfter.has(id))).toEqual([])
         const [raw] = await (await restoredClient.query({ query: 'SELECT count() AS n, uniqExact(click_id) AS u FROM clicks_v1', format: 'JSONEachRow' })).json<{ n: string; u: string }>()
         expect(Number(raw!.n)).toBe(Number(raw!.u))
-        const [rollup] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE dim = 'total'", format: 'JSONEachRow' })).json<{ n: string }>()
+        // Each restored click counted once in the rollup, and the history without raw clicks kept.
+        const [rollup] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE dim = 'total' AND link_id != 'link_trimmed_history'", format: 'JSONEachRow' })).json<{ n: string }>()
         expect(Number(rollup!.n)).toBe(Number(raw!.n))
+        const [history] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE link_id = 'link_trimmed_history'", format: 'JSONEachRow' })).json<{ n: string }>()
+        expect(Number(history!.n)).toBe(7)
       } finally {
         await restoredClient.close()
       }

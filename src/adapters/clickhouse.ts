@@ -62,7 +62,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = MIGRATIO
 }
 
 /** Splits a migration file on semicolons at line ends; comments are dropped. */
-export function splitStatements(sql: string): string[] {
+function splitStatements(sql: string): string[] {
   return sql
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('--'))
