@@ -1,9 +1,11 @@
 // The Domains page's forms (add a domain, where its root leads) and the DNS record a person creates to
 // prove they control a domain.
 import { useState } from 'preact/hooks'
-import { api, must } from '../api'
+import { api, must, type Schemas } from '../api'
 import { CopyButton, ErrorNotice } from '../components/ui'
-import type { Domain } from './DomainsPage'
+
+/** A custom domain as the API lists it. */
+export type Domain = Schemas['DomainListResponse']['data']['domains'][number]
 
 export function AddDomainForm({ onAdded }: { onAdded: (domain: Domain, usage: Record<string, unknown>) => void }) {
   const [hostname, setHostname] = useState('')

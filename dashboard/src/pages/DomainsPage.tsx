@@ -2,11 +2,10 @@
 // delete (with its links) after confirming. Status is said in words; every refusal (the plan's domain limit, a record not found yet)
 // shows the API's hint.
 import { useEffect, useState } from 'preact/hooks'
-import { api, must, type Schemas } from '../api'
+import { api, must } from '../api'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
-import { AddDomainForm, DnsRecord, RootUrlForm } from './DomainParts'
+import { AddDomainForm, DnsRecord, RootUrlForm, type Domain } from './DomainParts'
 
-export type Domain = Schemas['DomainListResponse']['data']['domains'][number]
 type Usage = { domains?: unknown; domains_limit?: unknown }
 
 export function DomainsPage() {
