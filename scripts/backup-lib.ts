@@ -12,8 +12,8 @@ import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSyn
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { once } from 'node:events'
-import { migrateClickHouse } from '../src/adapters/clickhouse'
-import { redactedUrl } from '../src/boot'
+import { createClickHouse, migrateClickHouse } from '../src/adapters/clickhouse'
+import { configOrExit, redactedUrl } from '../src/boot'
 
 /** Every ClickHouse table with data (schema_migrations is made again by the migrations). */
 export const CLICKHOUSE_TABLES = ['clicks_v1', 'clicks_hourly_v1', 'conversions_v1', 'agent_audit_v1'] as const
@@ -52,7 +52,7 @@ async function runPg(tool: 'pg_dump' | 'pg_restore', args: string[], databaseUrl
   if (code !== 0) throw new Error(`${tool} failed (exit ${code}) for ${redactedUrl(databaseUrl)}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`)
 }
 
-export async function backup(options: { dir: string; databaseUrl: string; clickhouse: ClickHouseClient; log: Log }): Promise<Manifest> {
+export async function backup(options: StoresOptions): Promise<Manifest> {
   const { dir, log } = options
   if (existsSync(join(dir, 'manifest.json'))) throw new Error(`${dir} already holds a backup; give a new directory`)
   mkdirSync(join(dir, 'clickhouse'), { recursive: true })
@@ -105,7 +105,7 @@ async function exportTable(client: ClickHouseClient, table: string, file: string
  * Into an empty Postgres database and a ClickHouse without the service's tables (a fresh server or data
  * directory): pg_restore, then the ClickHouse migrations and the rows.
  */
-export async function restore(options: { dir: string; databaseUrl: string; clickhouse: ClickHouseClient; log: Log }): Promise<Manifest> {
+export async function restore(options: StoresOptions): Promise<Manifest> {
   const { dir, log, clickhouse } = options
   const manifestFile = join(dir, 'manifest.json')
   if (!existsSync(manifestFile)) throw new Error(`${dir} holds no finished backup (no manifest.json)`)
@@ -148,4 +148,39 @@ async function importTable(client: ClickHouseClient, table: string, file: string
   }
   await flush()
   return rows
+}
+
+export interface StoresOptions {
+  dir: string
+  databaseUrl: string
+  clickhouse: ClickHouseClient
+  log: Log
+}
+
+/**
+ * The command line of scripts/backup.ts and scripts/restore.ts: the directory argument, the stores of
+ * the production shape from the environment, one line per step prefixed with the command's name, exit 1
+ * with one line on failure (2 on a usage mistake).
+ */
+export async function runCommand(name: 'backup' | 'restore', usage: string, embeddedAdvice: string, work: (options: StoresOptions) => Promise<Manifest>): Promise<void> {
+  const dir = process.argv[2]
+  const config = configOrExit()
+  if (!dir) {
+    console.error(`usage: npm run ${name} -- ${usage}`)
+    process.exit(2)
+  }
+  if (!config.databaseUrl || !config.clickhouseUrl) {
+    console.error(`${name}: DATABASE_URL and CLICKHOUSE_URL are needed; ${embeddedAdvice} (README "Backups")`)
+    process.exit(2)
+  }
+  const clickhouse = await createClickHouse(config)
+  try {
+    const manifest = await work({ dir, databaseUrl: config.databaseUrl, clickhouse, log: (line) => console.log(`${name}: ${line}`) })
+    console.log(`${name}: done, ${dir} (backup of ${manifest.created_at})`)
+  } catch (error) {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`)
+    process.exitCode = 1
+  } finally {
+    await clickhouse.close()
+  }
 }

@@ -16,6 +16,8 @@ async function redirects(shortUrl: string, n: number): Promise<void> {
   }
 }
 
+// The stack needs a redis-server binary (startStack runs its own); .ci/run installs it, so both passes run
+// this. Skipped only on a machine without one.
 describe.skipIf(!redisServerBinary)('metrics and readiness of the two processes', () => {
   test('N redirects move the counters by N; an outage raises the click queue, which falls to 0 after it; the API counts its requests and errors', async () => {
     const stack = await startStack({ prefix: 'metrics-' })
