@@ -1,6 +1,7 @@
 // Where the redirector finds links after its L1: the shared cache (Redis, or the in-process store of
 // the embedded default). On a miss there it asks the API (redirect/internal-api.ts).
-import { Redis } from 'ioredis'
+import type { RedisOptions } from 'ioredis'
+import { isCluster, openRedisClient, type RedisClient } from '../src/core/redis'
 
 /** The read side of the link cache. The API's Kv adapters satisfy it as they are. */
 export interface LinkSource {
@@ -15,7 +16,7 @@ export interface LinkSource {
  * on its own connection; any reconnect of it reports a reset, since messages may have been missed.
  */
 export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
-  const options = {
+  const options: RedisOptions = {
     commandTimeout: timeoutMs,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -23,14 +24,14 @@ export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     lazyConnect: false,
   }
-  const commands = new Redis(url, options)
+  const commands = openRedisClient(url, options)
   commands.on('error', () => {}) // reconnects on its own; failures surface as rejected commands
-  let subscriber: Redis | null = null
+  let subscriber: RedisClient | null = null
   return {
     get: (key) => commands.get(key),
     async subscribe(channel, onMessage, onReset) {
       // The subscriber keeps the offline queue so SUBSCRIBE is replayed after a reconnect.
-      const sub = new Redis(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null })
+      const sub = openRedisClient(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null })
       subscriber = sub
       sub.on('error', () => {})
       // Reset once when the connection drops (invalidations may be missed from then on) and once when it
@@ -47,6 +48,9 @@ export function redisLinkSource(url: string, timeoutMs: number): LinkSource {
         connected = false
         onReset?.()
       })
+      // A cluster moves the subscription to another node when its node leaves, subscribing again itself:
+      // what was published meanwhile is missed (src/adapters/redis-kv.ts says the same).
+      if (isCluster(sub)) sub.on('-node', () => everReady && onReset?.())
       sub.on('message', (_channel: string, message: string) => onMessage(message))
       await sub.subscribe(channel)
       // Ending the subscription closes its connection: an UNSUBSCRIBE would wait for a Redis that may be gone.

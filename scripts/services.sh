@@ -219,14 +219,18 @@ pg_init() {
         >"$PG_DIR/initdb.log" 2>&1 ||
       { cat "$PG_DIR/initdb.log" >&2; die "initdb failed (log above)"; }
     # Trust, but only over the owner-only unix socket and from 127.0.0.1: never from another host.
+    # Replication too (a standby made by pg_basebackup, as in the read-replica test), from 127.0.0.1.
     as_pg sh -c "cat > '$PGDATA_DIR/pg_hba.conf'" <<'EOF'
 # Written by scripts/services.sh: development cluster, trust on loopback only.
-# TYPE  DATABASE  USER  ADDRESS        METHOD
-local   all       all                  trust
-host    all       all   127.0.0.1/32   trust
+# TYPE  DATABASE     USER  ADDRESS        METHOD
+local   all          all                  trust
+host    all          all   127.0.0.1/32   trust
+host    replication  all   127.0.0.1/32   trust
 EOF
     as_pg sh -c "echo \"include_if_exists = 'linkservice.conf'\" >> '$PGDATA_DIR/postgresql.conf'"
   fi
+  # A cluster made before replication was allowed gets the line now (it is not running yet).
+  pg_allow_replication || true
   # Rewritten on every start so PG_PORT and the paths follow the environment and the checkout.
   as_pg sh -c "cat > '$PGDATA_DIR/linkservice.conf'" <<EOF
 # Written by scripts/services.sh on every start; edits are lost.
@@ -238,6 +242,15 @@ max_connections = 200
 EOF
 }
 
+# A standby of this cluster (pg_basebackup -R, as the read-replica test makes one) streams over a
+# replication connection, which "all" in pg_hba.conf does not cover. Adds pg_hba.conf's replication line
+# to a cluster made without it; true when it added it (a running server must then reload).
+pg_allow_replication() {
+  as_pg grep -qE '^host[[:space:]]+replication[[:space:]]' "$PGDATA_DIR/pg_hba.conf" && return 1
+  say "postgres: allowing replication connections from 127.0.0.1 (pg_hba.conf)"
+  as_pg sh -c "echo 'host    replication all   127.0.0.1/32   trust' >> '$PGDATA_DIR/pg_hba.conf'"
+}
+
 pg_start() {
   pg_paths
   local running_port
@@ -245,7 +258,12 @@ pg_start() {
     die "the cluster in $PGDATA_DIR already runs on port $running_port; stop it first or set PG_PORT=$running_port"
   fi
   if pg_running; then
-    if pg_ready; then say "postgres: already running on 127.0.0.1:$PG_PORT"; pg_bootstrap; return; fi
+    if pg_ready; then
+      say "postgres: already running on 127.0.0.1:$PG_PORT"
+      if pg_allow_replication; then pg_psql -c 'select pg_reload_conf()' >/dev/null; fi
+      pg_bootstrap
+      return
+    fi
   elif [ -f "$PGDATA_DIR/postmaster.pid" ]; then
     # Left by a crash (or its PID now belongs to another process): pg_ctl would refuse to start.
     say "postgres: removing stale $PGDATA_DIR/postmaster.pid"

@@ -11,7 +11,7 @@ import { startUnusedClientSweep } from './modules/oauth/unused-clients'
 const config = configOrExit()
 // Every line of the production shape is the process log's (JSON); a failed start still prints one plain line.
 const runtime = await openRuntimeOrExit(config, 'stop it, or give this one another DATA_DIR', (line) => log.info(line))
-const app = createApi({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 ** 3 })
+const app = createApi({ config, db: runtime.database.db, readDb: runtime.database.readDb, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 ** 3 })
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
 log.info(`api listening on ${listenUrl(config.host, config.port)}, serving ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)

@@ -5,6 +5,7 @@ import { openAdapters, type Adapters } from './adapters'
 import { createClickHouse, migrateClickHouse } from './adapters/clickhouse'
 import { applyRetention } from './adapters/clickhouse-retention'
 import { ConfigError, parseConfig, type Config, type ConfigDefaults } from './core/config'
+import { passwordsIn, redactedRedisUrl } from './core/redis-url'
 import { storedSecret } from './core/embedded-secrets'
 import { openDatabase, type Database } from './db/client'
 import { DataDirInUse, lockEmbeddedEngines, type EngineLock } from './embedded-lock'
@@ -78,9 +79,9 @@ async function openStores(config: Config, log: (line: string) => void, lock: Eng
   })
   log(`postgres: ${database.engine === 'pglite' ? `PGlite under ${config.dataDir}` : 'connected'}, migrations applied`)
   const clickhouse = await createClickHouse(config)
-  const ran = await reaching('clickhouse', config.clickhouseUrl, () => migrateClickHouse(clickhouse))
+  const ran = await reaching('clickhouse', config.clickhouseUrl, () => migrateClickHouse(clickhouse, { cluster: config.clickhouseCluster }))
   log(`clickhouse: ${config.clickhouseUrl ? 'connected' : `chDB under ${config.dataDir}`}, ${ran.length} migration(s) applied`)
-  for (const change of await applyRetention(clickhouse, config.retention)) log(`clickhouse retention: ${change}`)
+  for (const change of await applyRetention(clickhouse, config.retention, config.clickhouseCluster)) log(`clickhouse retention: ${change}`)
   const adapters = await reaching('redis', config.redisUrl, async () => {
     const opened = await openAdapters(config)
     // ioredis connects in the background and retries for ever: one command tells whether Redis answers.
@@ -133,7 +134,8 @@ export function redactedUrl(raw: string): string {
     url.search = ''
     return url.href.replace(/\/$/, '')
   } catch {
-    return '(an unreadable URL)'
+    // A Redis Cluster or Sentinel URL names several hosts, which no WHATWG URL does.
+    return redactedRedisUrl(raw)
   }
 }
 
@@ -141,12 +143,6 @@ export function redactedUrl(raw: string): string {
 function causeOf(error: unknown, url: string): string {
   const code = (error as { code?: unknown })?.code
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
-  let password = ''
-  try {
-    password = decodeURIComponent(new URL(url).password)
-  } catch {
-    // redactedUrl says the URL is unreadable
-  }
   const said = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
-  return (password ? said.replaceAll(password, '***') : said).slice(0, 300)
+  return passwordsIn(url).reduce((text, password) => text.replaceAll(password, '***'), said).slice(0, 300)
 }

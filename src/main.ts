@@ -29,6 +29,7 @@ let server: ReturnType<typeof Bun.serve> | undefined
 const app = createApi({
   config,
   db: runtime.database.db,
+  readDb: runtime.database.readDb,
   kv: runtime.adapters.kv,
   limiter: runtime.adapters.limiter,
   idempotency: runtime.adapters.idempotency,

@@ -10,6 +10,11 @@ import type { Db } from './db/client'
 export interface ApiDeps {
   config: Config
   db: Db
+  /**
+   * The read replica's handle (Database.readDb), read through readFromReplica by the links list, one link
+   * and statistics' link lookup; default `db`, the primary.
+   */
+  readDb?: Db
   kv: Kv
   limiter: Limiter
   /** Idempotency-Key records (plugins/idempotency.ts). */
@@ -43,12 +48,13 @@ export interface Counters {
   invalidPixels: number
 }
 
-/** ApiDeps with the clock defaulted, plus the process counters. */
-export interface Services extends Omit<ApiDeps, 'now'> {
+/** ApiDeps with the clock and the read handle defaulted, plus the process counters. */
+export interface Services extends Omit<ApiDeps, 'now' | 'readDb'> {
   now: () => number
+  readDb: Db
   counters: Counters
 }
 
 export function createServices(deps: ApiDeps): Services {
-  return { ...deps, now: deps.now ?? Date.now, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0 } }
+  return { ...deps, now: deps.now ?? Date.now, readDb: deps.readDb ?? deps.db, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0 } }
 }

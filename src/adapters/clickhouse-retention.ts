@@ -6,7 +6,11 @@
 //
 // The TTL is changed without rewriting existing parts (materialize_ttl_after_modify = 0): expired rows
 // go as ClickHouse merges, and a whole monthly part goes once every row in it has expired.
+//
+// On a cluster (CLICKHOUSE_CLUSTER) the rows live in the replicated <table>_local tables, so the TTL is
+// set there, ON CLUSTER; the Distributed table in front holds no rows and takes no TTL.
 import type { ClickHouseClient } from '@clickhouse/client'
+import { localName } from './clickhouse-cluster'
 
 export interface RetentionDays {
   /** clicks_v1; 0: for ever. */
@@ -32,22 +36,27 @@ async function currentTtl(client: ClickHouseClient, table: string): Promise<stri
   return match?.[1]?.trim() ?? ''
 }
 
-/** Sets or removes each table's TTL where it differs; what it changed, for the start log. */
-export async function applyRetention(client: ClickHouseClient, days: RetentionDays): Promise<string[]> {
+/**
+ * Sets or removes each table's TTL where it differs; what it changed, for the start log. With a cluster,
+ * the TTL this node's replica shows is taken for the cluster's: ON CLUSTER sets it on every replica.
+ */
+export async function applyRetention(client: ClickHouseClient, days: RetentionDays, cluster?: string): Promise<string[]> {
   const changed: string[] = []
   for (const { table, column, setting } of TABLES) {
     const wanted = days[setting]
-    const ttl = await currentTtl(client, table)
+    const stored = cluster ? localName(table) : table
+    const target = cluster ? `${stored} ON CLUSTER ${cluster}` : table
+    const ttl = await currentTtl(client, stored)
     if (wanted > 0) {
       // The comparison is on the day count ClickHouse shows back (toIntervalDay(N)).
       if (ttl.includes(`toIntervalDay(${wanted})`)) continue
       await client.command({
-        query: `ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${wanted})`,
+        query: `ALTER TABLE ${target} MODIFY TTL toDateTime(${column}) + toIntervalDay(${wanted})`,
         clickhouse_settings: { materialize_ttl_after_modify: 0 },
       })
       changed.push(`${table}: rows older than ${wanted} days are deleted`)
     } else if (ttl !== '') {
-      await client.command({ query: `ALTER TABLE ${table} REMOVE TTL` })
+      await client.command({ query: `ALTER TABLE ${target} REMOVE TTL` })
       changed.push(`${table}: kept for ever`)
     }
   }

@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../core/config'
 import type { RawInsert } from '../core/spool-sink'
+import { clusterSchemaMigrations, clusterStatements, clusterTarget } from './clickhouse-cluster'
 
 /** The zero-copy insert of each client made over chDB (rawInsertOf). */
 const rawInserts = new WeakMap<ClickHouseClient, RawInsert>()
@@ -38,13 +39,23 @@ export async function createClickHouse(config: Pick<Config, 'clickhouseUrl' | 'd
 
 const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/clickhouse')
 
+export interface MigrateOptions {
+  /** CLICKHOUSE_CLUSTER: apply the cluster form of each statement (clickhouse-cluster.ts); unset, the files as written. */
+  cluster?: string
+  dir?: string
+}
+
 /**
  * Applies the numbered SQL files not yet recorded in schema_migrations, in order. Each file is written
  * to be idempotent too (IF NOT EXISTS), so a crash between applying and recording is harmless.
  */
-export async function migrateClickHouse(client: ClickHouseClient, dir = MIGRATIONS_DIR): Promise<string[]> {
+export async function migrateClickHouse(client: ClickHouseClient, { cluster, dir = MIGRATIONS_DIR }: MigrateOptions = {}): Promise<string[]> {
+  const target = cluster ? await clusterTarget(client, cluster) : undefined
+  const forms = (statement: string) => (target ? clusterStatements(statement, target) : [statement])
   await client.command({
-    query: `CREATE TABLE IF NOT EXISTS schema_migrations (name String, applied_at DateTime DEFAULT now())
+    query: target
+      ? clusterSchemaMigrations(target)
+      : `CREATE TABLE IF NOT EXISTS schema_migrations (name String, applied_at DateTime DEFAULT now())
             ENGINE = ReplacingMergeTree ORDER BY name`,
   })
   const done = await client.query({ query: 'SELECT name FROM schema_migrations FINAL', format: 'JSONEachRow' })
@@ -54,7 +65,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = MIGRATIO
   for (const file of files) {
     if (applied.has(file)) continue
     const sql = readFileSync(join(dir, file), 'utf8')
-    for (const statement of splitStatements(sql)) await client.command({ query: statement })
+    for (const statement of splitStatements(sql)) for (const query of forms(statement)) await client.command({ query })
     await client.insert({ table: 'schema_migrations', values: [{ name: file }], format: 'JSONEachRow' })
     ran.push(file)
   }
@@ -62,7 +73,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = MIGRATIO
 }
 
 /** Splits a migration file on semicolons at line ends; comments are dropped. */
-function splitStatements(sql: string): string[] {
+export function splitStatements(sql: string): string[] {
   return sql
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('--'))

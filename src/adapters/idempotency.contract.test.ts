@@ -1,15 +1,19 @@
 // One contract for every IdempotencyStore adapter: the in-process one always, Redis when REDIS_URL is set.
-import { afterEach, describe, expect, it, setSystemTime } from 'bun:test'
-import type { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it, setSystemTime } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { RedisClient } from '../core/redis'
 import { openAdapters } from './index'
 import { MemoryIdempotencyStore } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
 import { IDEMPOTENCY_PREFIX, RedisIdempotencyStore } from './redis-idempotency'
 import { connectRedis } from './redis-kv'
+import { canStartTopologies, keysOnEveryNode, startRedisCluster, type RedisTopology } from '../../test/support/redis-topologies'
 
 const REDIS_URL = process.env.REDIS_URL
 /** For inspecting Redis from the outside; fails fast, like the adapters, when Redis is not there. */
-const adminClient = (url: string): Redis => connectRedis(url, { commandTimeoutMs: 2_000, name: 'test-admin' })
+const adminClient = (url: string): RedisClient => connectRedis(url, { commandTimeoutMs: 2_000, name: 'test-admin' })
 
 interface StoreFactory {
   open(): IdempotencyStore
@@ -183,19 +187,31 @@ describe('openAdapters', () => {
 
 // Skipped, not silently passed, without Redis: the Redis half runs in CI's second pass, where
 // scripts/services.sh provides Redis and sets REDIS_URL.
-describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
-  const url = REDIS_URL!
+describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => redisTests(() => REDIS_URL!))
+
+// The same on a three-node Redis Cluster started here (.ci/run installs redis-server for both passes): the
+// Lua scripts name one key each, so a cluster runs them wherever that key's slot lives.
+describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this test', () => {
+  let cluster: RedisTopology | undefined
+  beforeAll(async () => {
+    cluster = await startRedisCluster(mkdtempSync(join(tmpdir(), 'idempotency-cluster-')))
+  }, 60_000)
+  afterAll(async () => cluster?.stop())
+  redisTests(() => cluster!.url)
+})
+
+function redisTests(urlOf: () => string): void {
   // Each store opens its own connection, so "two clients" really are two connections.
-  idempotencyContract('RedisIdempotencyStore', { open: () => new RedisIdempotencyStore(url), openSecond: () => new RedisIdempotencyStore(url) })
+  idempotencyContract('RedisIdempotencyStore', { open: () => new RedisIdempotencyStore(urlOf()), openSecond: () => new RedisIdempotencyStore(urlOf()) })
 
   it('leaves every record with an expiry: the lease while in flight, the ttl once done', async () => {
     const ns = `test:${crypto.randomUUID()}:`
-    const store = new RedisIdempotencyStore(url)
-    const admin = adminClient(url)
+    const store = new RedisIdempotencyStore(urlOf())
+    const admin = adminClient(urlOf())
     try {
       const tokens = await Promise.all(Array.from({ length: 10 }, async (_, i) => tokenOf(await store.claim(`${ns}${i}`, 'fp', 30_000))))
       await Promise.all(tokens.slice(0, 5).map((token, i) => store.complete(`${ns}${i}`, token, RESPONSE, DAY_MS)))
-      const keys = await admin.keys(`${IDEMPOTENCY_PREFIX}${ns}*`)
+      const keys = await keysOnEveryNode(admin, `${IDEMPOTENCY_PREFIX}${ns}*`)
       expect(keys.length, 'one record per key').toBe(10)
       for (const key of keys) {
         const pttl = await admin.pttl(key)
@@ -211,8 +227,8 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
 
   it('refuses a record it did not write instead of overwriting it', async () => {
     const key = `test:${crypto.randomUUID()}`
-    const store = new RedisIdempotencyStore(url)
-    const admin = adminClient(url)
+    const store = new RedisIdempotencyStore(urlOf())
+    const admin = adminClient(urlOf())
     try {
       await admin.set(IDEMPOTENCY_PREFIX + key, 'something else', 'PX', 60_000)
       await expect(store.claim(key, 'fp', 60_000)).rejects.toThrow(/not one of ours/)
@@ -223,4 +239,4 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
       await admin.quit()
     }
   })
-})
+}

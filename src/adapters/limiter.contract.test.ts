@@ -1,14 +1,18 @@
 // One contract for every Limiter adapter: the in-process one always, Redis when REDIS_URL is set.
-import { afterEach, describe, expect, it, setSystemTime } from 'bun:test'
-import type { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it, setSystemTime } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { RedisClient } from '../core/redis'
 import { MemoryLimiter } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
 import { RATE_LIMIT_PREFIX, RedisLimiter } from './redis-limiter'
 import { connectRedis } from './redis-kv'
+import { canStartTopologies, keysOnEveryNode, startRedisCluster, type RedisTopology } from '../../test/support/redis-topologies'
 
 const REDIS_URL = process.env.REDIS_URL
 /** For inspecting Redis from the outside; fails fast, like the adapters, when Redis is not there. */
-const adminClient = (url: string): Redis => connectRedis(url, { commandTimeoutMs: 2_000, name: 'test-admin' })
+const adminClient = (url: string): RedisClient => connectRedis(url, { commandTimeoutMs: 2_000, name: 'test-admin' })
 
 interface LimiterFactory {
   open(): Limiter
@@ -102,18 +106,30 @@ describe('MemoryLimiter housekeeping', () => {
 
 // Skipped, not silently passed, without Redis: the Redis half runs in CI's second pass, where
 // scripts/services.sh provides Redis and sets REDIS_URL.
-describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
-  const url = REDIS_URL!
+describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => redisTests(() => REDIS_URL!))
+
+// The same on a three-node Redis Cluster started here (.ci/run installs redis-server for both passes): the
+// Lua scripts name one key each, so a cluster runs them wherever that key's slot lives.
+describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this test', () => {
+  let cluster: RedisTopology | undefined
+  beforeAll(async () => {
+    cluster = await startRedisCluster(mkdtempSync(join(tmpdir(), 'limiter-cluster-')))
+  }, 60_000)
+  afterAll(async () => cluster?.stop())
+  redisTests(() => cluster!.url)
+})
+
+function redisTests(urlOf: () => string): void {
   // Each limiter opens its own connection, so "two clients" really are two connections.
-  limiterContract('RedisLimiter', { open: () => new RedisLimiter(url), openSecond: () => new RedisLimiter(url) })
+  limiterContract('RedisLimiter', { open: () => new RedisLimiter(urlOf()), openSecond: () => new RedisLimiter(urlOf()) })
 
   it('leaves every counter it creates with an expiry', async () => {
     const ns = `test:${crypto.randomUUID()}:`
-    const limiter = new RedisLimiter(url)
-    const admin = adminClient(url)
+    const limiter = new RedisLimiter(urlOf())
+    const admin = adminClient(urlOf())
     try {
       await Promise.all(Array.from({ length: 50 }, (_, i) => limiter.hit(`${ns}${i % 10}`, 3, 60_000)))
-      const keys = await admin.keys(`${RATE_LIMIT_PREFIX}${ns}*`)
+      const keys = await keysOnEveryNode(admin, `${RATE_LIMIT_PREFIX}${ns}*`)
       expect(keys.length, 'one counter per limited key').toBe(10)
       for (const key of keys) {
         const pttl = await admin.pttl(key)
@@ -128,8 +144,8 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
 
   it('gives an expiry back to a counter that lost it', async () => {
     const key = `test:${crypto.randomUUID()}`
-    const limiter = new RedisLimiter(url)
-    const admin = adminClient(url)
+    const limiter = new RedisLimiter(urlOf())
+    const admin = adminClient(urlOf())
     try {
       await admin.set(RATE_LIMIT_PREFIX + key, '5') // as if written without expiry by something else
       const result = await limiter.hit(key, 10, 60_000)
@@ -141,4 +157,4 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
       await admin.quit()
     }
   })
-})
+}

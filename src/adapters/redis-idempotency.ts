@@ -5,7 +5,7 @@
 //   done       `d|{"fingerprint":…,"response":…}`  PX ttlMs    (replaced only by its own claim)
 // Each step is one Lua script, so no crash or timeout between two round trips can leave a record
 // without expiry, and a claim never reads a record that vanished between its SET and its GET.
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../core/redis'
 import { assertMs, claimToken, tokenFingerprint } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
 import { scriptedRedis } from './redis-kv'
@@ -32,7 +32,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `
 
-type WithScripts = Redis & {
+type WithScripts = RedisClient & {
   idempotencyClaim(key: string, value: string, leaseMs: number): Promise<[1] | [0, string | null]>
   idempotencyComplete(key: string, pending: string, done: string, ttlMs: number): Promise<number>
   idempotencyRelease(key: string, pending: string): Promise<number>
@@ -45,7 +45,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly close: () => Promise<void>
 
   /** A URL opens a connection this store owns; a client is borrowed and left open by close(). */
-  constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
+  constructor(connection: string | RedisClient, opts: { commandTimeoutMs?: number } = {}) {
     const scripted = scriptedRedis<WithScripts>(connection, opts.commandTimeoutMs, {
       idempotencyClaim: CLAIM_SCRIPT,
       idempotencyComplete: COMPLETE_SCRIPT,

@@ -8,7 +8,8 @@
 // comes first. So a blip costs a little latency instead of an error, and an outage fails fast instead
 // of piling commands up in memory. A command that gave up may still be sent once the connection is
 // back; queued commands keep their order, so a later write still lands after an earlier one.
-import { Redis, type RedisOptions } from 'ioredis'
+import type { RedisOptions } from 'ioredis'
+import { isCluster, openRedisClient, type RedisClient } from '../core/redis'
 import { assertTtl } from './memory-kv'
 import type { Kv } from './ports'
 
@@ -31,9 +32,12 @@ export interface RedisKvOptions {
   autoPipelining?: boolean
 }
 
-/** One ioredis connection with the project's timeouts; shared by RedisKv and RedisLimiter. */
-export function connectRedis(url: string, opts: { commandTimeoutMs: number; name?: string }, extra: RedisOptions = {}): Redis {
-  const client = new Redis(url, {
+/**
+ * One ioredis client with the project's timeouts, for a server, a cluster or Sentinel (src/core/redis.ts);
+ * shared by RedisKv, RedisLimiter and RedisIdempotencyStore.
+ */
+export function connectRedis(url: string, opts: { commandTimeoutMs: number; name?: string }, extra: RedisOptions = {}): RedisClient {
+  const client = openRedisClient(url, {
     commandTimeout: opts.commandTimeoutMs,
     connectTimeout: 5_000,
     // Empty the offline queue every second failed reconnect instead of letting it grow while Redis is
@@ -52,8 +56,8 @@ type Subscription = { onMessage: (message: string) => void; onReset?: () => void
 
 export class RedisKv implements Kv {
   /** The command connection; RedisLimiter may share it (openAdapters does). */
-  readonly client: Redis
-  private subscriber: Redis | undefined
+  readonly client: RedisClient
+  private subscriber: RedisClient | undefined
   private readonly subscriptions = new Map<string, Set<Subscription>>()
 
   constructor(
@@ -77,7 +81,7 @@ export class RedisKv implements Kv {
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.client.publish(channel, message)
+    await publisherOf(this.client).publish(channel, message)
   }
 
   async subscribe(channel: string, onMessage: (message: string) => void, onReset?: () => void): Promise<() => Promise<void>> {
@@ -119,7 +123,7 @@ export class RedisKv implements Kv {
    * first use (the API only publishes and never pays for it). RESP2 so that Redis classes it as a pub/sub
    * client (client-output-buffer-limit pubsub, CLIENT KILL TYPE pubsub).
    */
-  private subscriberConnection(): Redis {
+  private subscriberConnection(): RedisClient {
     if (this.subscriber) return this.subscriber
     const subscriber = connectRedis(
       this.url,
@@ -144,6 +148,15 @@ export class RedisKv implements Kv {
       if (wasReady) void this.resubscribe(subscriber)
       wasReady = true
     })
+    if (isCluster(subscriber)) {
+      // In a cluster, ioredis holds the subscription on one node and moves it to another when that node
+      // leaves, subscribing again itself; what was published meanwhile is missed, so that is a reset too.
+      // (A subscriber connection cut while its node stays is moved without an event: the L1's TTL bounds
+      // what that misses. docs/scaling.md.)
+      subscriber.on('-node', () => {
+        if (wasReady) this.reset()
+      })
+    }
     this.subscriber = subscriber
     return subscriber
   }
@@ -153,22 +166,41 @@ export class RedisKv implements Kv {
    * then tell every subscriber that messages may have been missed. onReset comes after the SUBSCRIBE so
    * anything a subscriber reloads from then on is covered by the live channel.
    */
-  private async resubscribe(subscriber: Redis): Promise<void> {
+  private async resubscribe(subscriber: RedisClient): Promise<void> {
     const channels = [...this.subscriptions.keys()]
     try {
       if (channels.length > 0) await subscriber.subscribe(...channels)
     } catch {
       // The connection dropped again; the next 'ready' retries. Resetting now is still right.
     }
+    this.reset()
+  }
+
+  private reset(): void {
     for (const set of this.subscriptions.values()) for (const s of set) s.onReset?.()
   }
 }
 
 /**
+ * Where PUBLISH goes. A cluster client sends a command without a key to any node, and each node passes
+ * the message on to the subscriber's node over its own link, so two messages sent one after the other
+ * could arrive the other way round; sent through one node (the first primary by address, while it is
+ * there) they keep their order, as they do on one server.
+ */
+function publisherOf(client: RedisClient): RedisClient {
+  if (!isCluster(client)) return client
+  const primaries = client.nodes('master').filter((node) => node.status === 'ready' || node.status === 'wait')
+  primaries.sort((a, b) => nodeKey(a).localeCompare(nodeKey(b)))
+  return primaries[0] ?? client
+}
+
+const nodeKey = (node: { options: { host?: string; port?: number } }) => `${node.options.host}:${node.options.port}`
+
+/**
  * A Redis client for an adapter that may share one: a URL opens a connection the adapter owns (and
  * closes), a client is borrowed and left open.
  */
-export function ownOrBorrow(connection: string | Redis, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): { client: Redis; owned: boolean } {
+export function ownOrBorrow(connection: string | RedisClient, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): { client: RedisClient; owned: boolean } {
   return typeof connection === 'string'
     ? { client: connectRedis(connection, { commandTimeoutMs }), owned: true }
     : { client: connection, owned: false }
@@ -178,8 +210,8 @@ export function ownOrBorrow(connection: string | Redis, commandTimeoutMs = DEFAU
  * A client with Lua commands defined on it (defineCommand sends EVALSHA and falls back to EVAL once
  * when the server has not cached the script), and a close() that quits it only when it was opened here.
  */
-export function scriptedRedis<C extends Redis>(
-  connection: string | Redis,
+export function scriptedRedis<C extends RedisClient>(
+  connection: string | RedisClient,
   commandTimeoutMs: number | undefined,
   scripts: Record<string, string>,
 ): { client: C; close: () => Promise<void> } {
@@ -190,7 +222,7 @@ export function scriptedRedis<C extends Redis>(
   return { client: client as C, close: async () => (owned ? quitRedis(client) : undefined) }
 }
 
-export async function quitRedis(client: Redis): Promise<void> {
+export async function quitRedis(client: RedisClient): Promise<void> {
   // QUIT waits for replies in flight; when Redis is unreachable there is nothing to wait for.
   await client.quit().catch(() => client.disconnect())
 }

@@ -1,5 +1,5 @@
 // Fixed-window limiter on Redis: the count holds across every API process sharing the store.
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../core/redis'
 import { limitResult } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
 import { scriptedRedis } from './redis-kv'
@@ -20,7 +20,7 @@ end
 return { count, ttl }
 `
 
-type WithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> }
+type WithHit = RedisClient & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> }
 
 export const RATE_LIMIT_PREFIX = 'rl:'
 
@@ -29,7 +29,7 @@ export class RedisLimiter implements Limiter {
   readonly close: () => Promise<void>
 
   /** A URL opens a connection this limiter owns; a client is borrowed and left open by close(). */
-  constructor(connection: string | Redis, opts: { commandTimeoutMs?: number } = {}) {
+  constructor(connection: string | RedisClient, opts: { commandTimeoutMs?: number } = {}) {
     const scripted = scriptedRedis<WithHit>(connection, opts.commandTimeoutMs, { rateLimitHit: HIT_SCRIPT })
     this.client = scripted.client
     this.close = scripted.close

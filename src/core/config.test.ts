@@ -45,3 +45,33 @@ describe('operations settings', () => {
     expect(() => parseConfig({ AUDIT_RETENTION_DAYS: '-1' })).toThrow(/AUDIT_RETENTION_DAYS/)
   })
 })
+
+describe('DATABASE_REPLICA_URL', () => {
+  const engines = { DATABASE_URL: 'postgres://u@10.0.0.1:5432/db', INTERNAL_SECRET: 'x'.repeat(32), IP_HASH_SECRET: 'y'.repeat(32) }
+
+  test('unset by default; a postgres URL beside DATABASE_URL', () => {
+    expect(parseConfig(engines).databaseReplicaUrl).toBeUndefined()
+    expect(parseConfig({ ...engines, DATABASE_REPLICA_URL: 'postgres://u@10.0.0.2:5432/db' }).databaseReplicaUrl).toBe('postgres://u@10.0.0.2:5432/db')
+    expect(() => parseConfig({ ...engines, DATABASE_REPLICA_URL: 'redis://10.0.0.2:6379' })).toThrow(/DATABASE_REPLICA_URL must use postgres: or postgresql:/)
+  })
+
+  test('without DATABASE_URL it is refused, naming both: PGlite has no replica', () => {
+    expect(() => parseConfig({ DATABASE_REPLICA_URL: 'postgres://u@10.0.0.2:5432/db' })).toThrow(/DATABASE_REPLICA_URL needs DATABASE_URL/)
+  })
+})
+
+describe('CLICKHOUSE_CLUSTER', () => {
+  const server = { CLICKHOUSE_URL: 'http://default:pw@ch-1:8123', INTERNAL_SECRET: 'x'.repeat(32), IP_HASH_SECRET: 'y'.repeat(32) }
+
+  test('unset: one server, as before; set: the cluster name beside CLICKHOUSE_URL', () => {
+    expect(parseConfig(server).clickhouseCluster).toBeUndefined()
+    expect(parseConfig({ ...server, CLICKHOUSE_CLUSTER: 'links_2x2' }).clickhouseCluster).toBe('links_2x2')
+  })
+
+  test('refused without CLICKHOUSE_URL (chDB is one process), and unless a plain identifier (it is written into DDL)', () => {
+    expect(() => parseConfig({ CLICKHOUSE_CLUSTER: 'links' })).toThrow(/CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL/)
+    for (const bad of ['links; DROP TABLE clicks_v1', "links'", '2links', 'my-cluster']) {
+      expect(() => parseConfig({ ...server, CLICKHOUSE_CLUSTER: bad }), bad).toThrow(/CLICKHOUSE_CLUSTER must be a cluster name/)
+    }
+  })
+})

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { isIP } from 'node:net'
 import { KID_PATTERN, type ClickSigningKey } from './click-id'
 import { SOCKET_ADDRESS, type ClientIpRule } from './client-ip'
+import { parseRedisUrl, RedisUrlError } from './redis-url'
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './shutdown'
 import { DEFAULT_LIMITS, type LimitedPlan, type Limits, type PlanLimits } from './plan-limits'
 
@@ -45,8 +46,18 @@ export interface Config {
   /** Where the embedded engines keep their files and the click spool lives. */
   dataDir: string
   databaseUrl: string | undefined
+  /**
+   * A streaming replica of DATABASE_URL (DATABASE_REPLICA_URL) for the read-only API paths: the links
+   * list, one link, statistics' link lookup (src/db/client.ts readFromReplica). Unset: they read the primary.
+   */
+  databaseReplicaUrl: string | undefined
   redisUrl: string | undefined
   clickhouseUrl: string | undefined
+  /**
+   * CLICKHOUSE_CLUSTER: the cluster (of the server's remote_servers) the migrations create replicated and
+   * Distributed tables on (src/adapters/clickhouse-cluster.ts, docs/scaling.md). Unset: one server.
+   */
+  clickhouseCluster: string | undefined
   /** Shared secret between the redirector and the API's internal resolve endpoint. */
   internalSecret: string
   /** Where the redirector asks the API on a cache miss. */
@@ -199,6 +210,19 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+/** REDIS_URL: one server, a cluster or Sentinel (src/core/redis.ts says how each is written). */
+function redisUrlOf(env: Env): string | undefined {
+  const raw = env.REDIS_URL
+  if (raw === undefined || raw === '') return undefined
+  try {
+    parseRedisUrl(raw)
+  } catch (error) {
+    if (error instanceof RedisUrlError) throw new ConfigError('REDIS_URL', error.message)
+    throw error
+  }
+  return raw
+}
+
 function secret(env: Env, name: string, embedded: boolean, fallback: (name: string) => string): string {
   const raw = env[name]
   if (raw !== undefined && raw !== '') {
@@ -208,6 +232,18 @@ function secret(env: Env, name: string, embedded: boolean, fallback: (name: stri
   }
   if (!embedded) throw new ConfigError(name, 'is required when DATABASE_URL, REDIS_URL or CLICKHOUSE_URL is set')
   return fallback(name)
+}
+
+/**
+ * CLICKHOUSE_CLUSTER: a cluster name as the server's remote_servers spells it, written into ON CLUSTER
+ * and Distributed(…) unquoted, hence a plain identifier; chDB (no CLICKHOUSE_URL) is one process.
+ */
+function clickhouseClusterName(env: Env, clickhouseUrl: string | undefined): string | undefined {
+  const raw = env.CLICKHOUSE_CLUSTER?.trim()
+  if (!raw) return undefined
+  if (!clickhouseUrl) throw new ConfigError('CLICKHOUSE_CLUSTER', 'needs CLICKHOUSE_URL: the embedded chDB is one process, not a cluster')
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) throw new ConfigError('CLICKHOUSE_CLUSTER', `must be a cluster name of letters, digits and _ (as in remote_servers), got "${raw}"`)
+  return raw
 }
 
 /** Spec 8: a conversion is attributed to a click of the last 30 days, so raw clicks stay at least that long. */
@@ -443,8 +479,11 @@ export interface ConfigDefaults {
 
 export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
-  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:'])
+  const databaseReplicaUrl = url(env, 'DATABASE_REPLICA_URL', ['postgres:', 'postgresql:'])
+  if (databaseReplicaUrl && !databaseUrl) throw new ConfigError('DATABASE_REPLICA_URL', 'needs DATABASE_URL: it names a replica of that PostgreSQL server (PGlite has none)')
+  const redisUrl = redisUrlOf(env)
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:'])
+  const clickhouseCluster = clickhouseClusterName(env, clickhouseUrl)
   const embedded = !databaseUrl && !redisUrl && !clickhouseUrl
 
   const port = int(env, 'PORT', 3000, 1)
@@ -474,8 +513,10 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     rootRedirectUrl: url(env, 'ROOT_REDIRECT_URL', ['http:', 'https:']) ?? `${publicApiUrl.replace(/\/+$/, '')}/app`,
     dataDir,
     databaseUrl,
+    databaseReplicaUrl,
     redisUrl,
     clickhouseUrl,
+    clickhouseCluster,
     internalSecret,
     apiInternalUrl: (url(env, 'API_INTERNAL_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     ipHashSecret: secret(env, 'IP_HASH_SECRET', embedded, unsetSecret),

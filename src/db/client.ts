@@ -1,5 +1,6 @@
 // Postgres for the API: postgres.js when DATABASE_URL is set, else PGlite (real Postgres compiled to
-// WASM) under DATA_DIR. Both are driven through the same drizzle schema, queries and migrations.
+// WASM) under DATA_DIR. Both are driven through the same drizzle schema, queries and migrations. With
+// DATABASE_REPLICA_URL a second pool reads a streaming replica for the read-only API paths (readFromReplica).
 import type { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { sql } from 'drizzle-orm'
@@ -8,11 +9,17 @@ import { join } from 'node:path'
 import type { Config } from '../core/config'
 import * as schema from './schema'
 import { ADVISORY_LOCKS } from './locks'
+import { isConnectionError } from './errors'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 
 export interface Database {
   db: Db
+  /**
+   * Where the read-only API paths read, through readFromReplica: the replica's pool when
+   * DATABASE_REPLICA_URL is set, else `db` itself (no second pool; PGlite never has one).
+   */
+  readDb: Db
   engine: 'postgres' | 'pglite'
   /** Applies migrations/postgres; safe to call from several processes at once. */
   migrate(): Promise<void>
@@ -22,8 +29,10 @@ export interface Database {
 const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations/postgres')
 /** Arbitrary constant naming the advisory lock that serialises migrations across API processes. */
 const MIGRATION_LOCK_ID = ADVISORY_LOCKS.migration
+/** Fewer connections than the primary's 10: the replica serves three routes' reads, nothing else. */
+const REPLICA_POOL_MAX = 5
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseReplicaUrl'>>): Promise<Database> {
   if (config.databaseUrl) {
     const databaseUrl = config.databaseUrl
     const { default: postgres } = await import('postgres')
@@ -31,8 +40,11 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     const { migrate } = await import('drizzle-orm/postgres-js/migrator')
     const client = postgres(config.databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 })
     const db = drizzle(client, { schema }) as unknown as Db
+    // Connects on its first query, like the primary's pool: a replica that is down delays no start.
+    const replica = config.databaseReplicaUrl ? postgres(config.databaseReplicaUrl, { max: REPLICA_POOL_MAX, onnotice: () => {}, connect_timeout: 10 }) : undefined
     return {
       db,
+      readDb: replica ? (drizzle(replica, { schema }) as unknown as Db) : db,
       engine: 'postgres',
       async migrate() {
         // A connection of its own holds a session advisory lock for the whole run, so two processes
@@ -45,7 +57,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
           await lock.end({ timeout: 5 })
         }
       },
-      close: () => client.end({ timeout: 5 }),
+      async close() {
+        await Promise.all([client.end({ timeout: 5 }), replica?.end({ timeout: 5 })])
+      },
     }
   }
   // Imported lazily so production images never load the embedded engine. PGlite runs on a thread of its
@@ -58,6 +72,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   const db = drizzle(client as unknown as PGlite, { schema }) as unknown as Db
   return {
     db,
+    readDb: db,
     engine: 'pglite',
     // PGlite lives in this process alone, so there is nobody to race.
     migrate: () => migrate(drizzle(client as unknown as PGlite, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
@@ -75,4 +90,36 @@ function pgliteDir(dataDir: string): string {
 
 export async function ping(db: Db): Promise<void> {
   await db.execute(sql`select 1`)
+}
+
+/**
+ * After the replica failed to connect, reads skip it this long: a replica host that does not answer
+ * costs one connect timeout now and then, not one per request.
+ */
+const REPLICA_RETRY_MS = 5000
+const replicaDownUntil = new WeakMap<Db, number>()
+
+/**
+ * A read of a read-only API path (the links list, one link, statistics' link lookup) on the replica, or
+ * on the primary when there is none. Only for reads that may be a little behind: never authentication
+ * (a revoked key must fail at once), idempotency, the redirector's resolve, or a read inside a write.
+ * - Read-your-writes: when `maybeNotReplicated(error)` says the replica may just not have the row yet
+ *   (a link created a moment ago: not found), the primary is asked before the caller hears "not found".
+ * - A replica that cannot be reached does not fail the read: the primary answers it (and the next ones,
+ *   for REPLICA_RETRY_MS). Other errors are the query's own and are thrown as they are.
+ */
+export async function readFromReplica<T>(
+  handles: { db: Db; readDb: Db },
+  read: (db: Db) => Promise<T>,
+  maybeNotReplicated: (error: unknown) => boolean = () => false,
+): Promise<T> {
+  const { db, readDb } = handles
+  if (readDb === db || performance.now() < (replicaDownUntil.get(readDb) ?? 0)) return read(db)
+  try {
+    return await read(readDb)
+  } catch (error) {
+    if (isConnectionError(error)) replicaDownUntil.set(readDb, performance.now() + REPLICA_RETRY_MS)
+    else if (!maybeNotReplicated(error)) throw error
+    return read(db)
+  }
 }

@@ -1,5 +1,6 @@
 // The production shape for end-to-end tests: the API (src/api.ts) and the redirector (redirect/main.ts)
-// as two processes, sharing links through a Redis of the test's own (so a test may stop it), with
+// as two processes, sharing links through a Redis of the test's own (so a test may stop it): one server,
+// or with STACK_REDIS=cluster a three-node Redis Cluster (CI's services pass runs every stack so), with
 // ClickHouse as chDB behind its HTTP stand-in (test/support/chdb-http.ts; so a test may stop and restart
 // it). Postgres is the run's DATABASE_URL, or else PGlite under the API's DATA_DIR.
 // Also the small HTTP, ClickHouse and polling helpers the end-to-end tests share.
@@ -10,11 +11,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnChdbHttp, type ChdbHttpProcess } from './chdb-http-process'
 import { freePort, startEntry, startOwnRedis, TEST_SECRETS, type Child } from './processes'
+import { startRedisCluster } from './redis-topologies'
 
 /** The stack needs a redis-server binary (.ci/run installs it before both passes, and fails a pass that skips this). */
 export const redisServerBinary = Bun.which('redis-server')
 
 export type OwnRedis = NonNullable<Awaited<ReturnType<typeof startOwnRedis>>>
+
+/** What the stacks' Redis is: STACK_REDIS=cluster (three nodes, test/support/redis-topologies.ts) or one server. */
+export const stackRedis: 'server' | 'cluster' = process.env.STACK_REDIS === 'cluster' ? 'cluster' : 'server'
+if (!['', 'server', 'cluster', undefined].includes(process.env.STACK_REDIS)) throw new Error(`STACK_REDIS must be server or cluster, not ${process.env.STACK_REDIS}`)
 
 export interface StackOptions {
   /** Prefix of the temporary directory that holds Redis's, chDB's and the API's data. */
@@ -28,6 +34,8 @@ export interface StackOptions {
   env?: Record<string, string>
   /** Environment of the API only (e.g. DNS_SERVERS). */
   apiEnv?: Record<string, string>
+  /** One Redis server or a three-node cluster; default stackRedis (STACK_REDIS). */
+  redis?: 'server' | 'cluster'
 }
 
 export interface Stack {
@@ -77,7 +85,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
 
   try {
-    redis = (await startOwnRedis(dir)) ?? undefined
+    redis = ((options.redis ?? stackRedis) === 'cluster' ? await startRedisCluster(join(dir, 'redis')) : await startOwnRedis(dir)) ?? undefined
     if (!redis) throw new Error('startStack needs a redis-server binary: skip the test without one (redisServerBinary)')
     chdb = await spawnChdbHttp({ path: chdbPath })
     const apiPort = await freePort()

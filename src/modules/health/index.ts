@@ -1,7 +1,8 @@
 // GET /health: liveness, the process answers (cheap: no dependency is asked, so a database outage never
 // makes an orchestrator restart healthy processes). GET /ready: whether each dependency answers
-// (src/core/readiness.ts): Postgres and Redis are required, ClickHouse and the audit spool are shown
-// (statistics and audit reads wait for ClickHouse; everything else works). In the embedded default the
+// (src/core/readiness.ts): Postgres and Redis are required, ClickHouse, the audit spool and a Postgres read
+// replica are shown (statistics and audit reads wait for ClickHouse; the replica's reads go to the
+// primary meanwhile; everything else works). In the embedded default the
 // redirector's checks (its click spool) are added by src/main.ts.
 import { Elysia, t } from 'elysia'
 import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../../core/readiness'
@@ -39,6 +40,8 @@ export function healthModule(services: Services, extraChecks: Record<string, Rea
     // Redis, or the in-process cache of the embedded default (which always answers).
     [services.config.redisUrl ? 'redis' : 'cache']: { required: true, probe: () => services.kv.get(PROBE_KEY) },
     clickhouse: { required: false, probe: async () => (await services.clickhouse.query({ query: 'SELECT 1', format: 'JSONEachRow' })).json() },
+    // Only when DATABASE_REPLICA_URL is set: without one the read handle is the primary, checked above.
+    ...(services.readDb !== services.db && { postgres_replica: { required: false, probe: () => ping(services.readDb) } }),
     ...auditCheck(services),
   }
   return new Elysia({ name: 'modules.health' })

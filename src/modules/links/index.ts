@@ -9,7 +9,7 @@ import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
 import { bulkCreate } from './bulk'
 import { shortenAsAccount } from './create'
-import { deleteLink, getOwnLink, updateLink } from './manage'
+import { deleteLink, getOwnLink, readOwnLink, updateLink } from './manage'
 import { listLinks } from './list'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { accountMeta, currentAccountMeta } from '../account/meta'
@@ -131,7 +131,7 @@ export function linksModule(services: Services, auth: Auth) {
     .get(
       '/api/v1/links/:alias',
       async ({ params, query, account }) => {
-        const row = await getOwnLink(services, account, params.alias, query.domain)
+        const row = await readOwnLink(services, account, params.alias, query.domain)
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
         return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },

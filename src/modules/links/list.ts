@@ -1,8 +1,11 @@
 // GET /api/v1/links: the account's links, filtered by search, domain and tag, in one of three orders
 // (model.ts LINK_SORTS), paged by cursor and/or offset. The two orders by creation are keyset pages read
-// straight from the account's index; the order by clicks is list-clicks.ts.
+// straight from the account's index; the order by clicks is list-clicks.ts. Read from the read replica
+// when there is one.
 import { and, asc, count, desc, eq, getTableColumns, or, sql, type SQL } from 'drizzle-orm'
+import { readFromReplica } from '../../db/client'
 import { links, linkTags } from '../../db/schema'
+import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { createdUs, decodeCursor, encodeCursor, type ListPosition } from './cursor'
@@ -73,7 +76,18 @@ async function createdPage(services: Services, matching: SQL, sort: LinkSort, po
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit }
 }
 
-export async function listLinks(services: Services, account: AccountPrincipal, query: LinkListInput) {
+/**
+ * Every query of the list on one handle: the replica's when there is one. A link created a moment ago
+ * may be missing from it for the replication delay (GET of that link finds it at once); a tag the
+ * replica does not know yet is looked for on the primary rather than answered 404 TAG_NOT_FOUND.
+ */
+export function listLinks(services: Services, account: AccountPrincipal, query: LinkListInput) {
+  return readFromReplica(services, (db) => listFrom({ ...services, db }, account, query), isTagNotFound)
+}
+
+const isTagNotFound = (error: unknown) => error instanceof ApiError && error.code === 'TAG_NOT_FOUND'
+
+async function listFrom(services: Services, account: AccountPrincipal, query: LinkListInput) {
   const limit = query.limit ?? 20
   const offset = query.offset ?? 0
   const sort = query.sort ?? 'created_desc'

@@ -2,7 +2,9 @@
 // 404 LINK_NOT_FOUND alike and nothing changes. Every change is written through to the cache after
 // the commit (a deleted link's key is deleted) and announced, so redirectors follow within a second.
 import { and, eq } from 'drizzle-orm'
+import { readFromReplica } from '../../db/client'
 import { links, type LinkRow } from '../../db/schema'
+import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { planIsPro, syncLinkCache, toCachedLink } from './cache'
@@ -15,6 +17,18 @@ import { findOwnedLink, linkHost, linkNotFound } from './owned'
 export function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
   return findOwnedLink(services.db, account.id, linkHost(services.config, domain), alias)
 }
+
+/**
+ * getOwnLink for a read that changes nothing (GET of the link, statistics' lookup), from the read
+ * replica when there is one. A link the replica does not have is looked for on the primary before the
+ * answer is 404: the replica may be a moment behind, and a link just created is never "not found".
+ */
+export function readOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
+  const host = linkHost(services.config, domain)
+  return readFromReplica(services, (db) => findOwnedLink(db, account.id, host, alias), isLinkNotFound)
+}
+
+const isLinkNotFound = (error: unknown) => error instanceof ApiError && error.code === 'LINK_NOT_FOUND'
 
 /** The columns a PATCH changes; fields left out keep their value, null clears. */
 async function changes(services: Services, current: LinkRow, patch: UpdateInput): Promise<Partial<LinkRow>> {

@@ -1,12 +1,13 @@
 // GET /links/{alias}/stats (spec 4.2 rule 4, 2.5): the caller's own link, found as the links module finds
-// it (getOwnLink: another account's link is 404 like an unknown one, so nothing leaks); then Pro gets the
+// it (readOwnLink: another account's link is 404 like an unknown one, so nothing leaks; from the read
+// replica when there is one, the primary when it has not got the link yet); then Pro gets the
 // statistics, Free a 403 STATS_REQUIRES_PRO carrying the basic totals. Bots are left out unless asked for.
 import { linkStats, type LinkStats, type Period } from '../../analytics/stats'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { PLAN_FEATURES } from '../account/plans'
-import { getOwnLink } from '../links/manage'
+import { readOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'
 import { errorSummary } from '../../lib/errors'
@@ -34,7 +35,7 @@ export interface StatsRequest {
 }
 
 export async function statsFor(services: Services, account: AccountPrincipal, req: StatsRequest, sections: StatsSection[] = []) {
-  const row = await getOwnLink(services, account, req.alias, req.domain)
+  const row = await readOwnLink(services, account, req.alias, req.domain)
   const head = { alias: row.alias, domain: row.domain, created_at: row.createdAt.toISOString() }
 
   if (!PLAN_FEATURES[account.plan].stats) {
