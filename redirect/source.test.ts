@@ -6,7 +6,9 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../test/support/processes'
-import { within } from '../test/support/wait'
+import { canStartTopologies, startRedisCluster, startRedisSentinel } from '../test/support/redis-topologies'
+import { until, within } from '../test/support/wait'
+import { RedisKv } from '../src/adapters/redis-kv'
 import { redisLinkSource } from './source'
 
 const binary = Bun.which('redis-server')
@@ -68,4 +70,57 @@ describe.skipIf(!binary)('redis link source', () => {
     expect(messages).toContain('two')
     expect(await source.get('link:x:y')).toBeNull()
   }, 20_000)
+})
+
+// The same source on a Redis Cluster and behind Sentinel (REDIS_URL's other forms, src/core/redis-url.ts),
+// each started here; the API side writes through RedisKv, as in production.
+describe.skipIf(!canStartTopologies)('redis link source past one server', () => {
+  const stops: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const stop of stops) await stop()
+  })
+
+  /** Reads what the API wrote, hears what it published; a source whose cluster is gone fails fast. */
+  async function readsAndHears(url: string) {
+    const source = redisLinkSource(url, 200)
+    const api = new RedisKv(url)
+    stops.push(async () => {
+      await source.close?.()
+      await api.close()
+    })
+    const messages: string[] = []
+    await source.subscribe('chan', (m) => messages.push(m))
+    const keys = Array.from({ length: 20 }, (_, i) => `link:example:${crypto.randomUUID()}:${i}`)
+    for (const key of keys) await api.set(key, key, 60)
+    // The source may still be learning the cluster's slots: the first reads may fail, and then answer.
+    await until(async () => (await source.get(keys[0]!).catch(() => null)) === keys[0], 'the first read through the source')
+    for (const key of keys) expect(await source.get(key)).toBe(key)
+    await api.publish('chan', 'invalidate:1')
+    await api.publish('chan', 'invalidate:2')
+    await until(() => messages.length === 2, () => `two messages, got ${JSON.stringify(messages)}`)
+    expect(messages).toEqual(['invalidate:1', 'invalidate:2'])
+    return source
+  }
+
+  test('on a three-node Redis Cluster: every key found whatever node holds it, invalidations heard, and no hang once it is gone', async () => {
+    const cluster = await startRedisCluster(mkdtempSync(join(tmpdir(), 'source-cluster-')))
+    stops.push(() => cluster.stop())
+    const source = await readsAndHears(cluster.url)
+    await cluster.stop()
+    const outcome = await within(source.get('link:x:y').then(() => 'answered', () => 'failed'), 'a get with every node down')
+    expect(outcome).toBe('failed')
+  }, 60_000)
+
+  test('behind Sentinel: reads and invalidations, then the promoted replica after the primary dies', async () => {
+    const sentinel = await startRedisSentinel(mkdtempSync(join(tmpdir(), 'source-sentinel-')))
+    stops.push(() => sentinel.stop())
+    const source = await readsAndHears(sentinel.url)
+    const api = new RedisKv(sentinel.url)
+    stops.push(() => api.close())
+    await sentinel.kill(sentinel.primaryPort)
+    await until(async () => (await sentinel.currentPrimary()) === sentinel.replicaPort, 'the sentinel to promote the replica', 20_000)
+    const key = `link:example:${crypto.randomUUID()}`
+    await until(async () => (await api.set(key, 'after', 60).then(() => true, () => false)), 'a write after the failover', 20_000)
+    await until(async () => (await source.get(key).catch(() => null)) === 'after', 'the source reading the promoted primary', 20_000)
+  }, 60_000)
 })

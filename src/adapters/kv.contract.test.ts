@@ -9,7 +9,7 @@ import { MemoryKv } from './memory-kv'
 import type { Kv } from './ports'
 import { RedisKv, connectRedis } from './redis-kv'
 import { canStartTopologies, startRedisCluster, startRedisSentinel, type RedisTopology, type SentinelTopology } from '../../test/support/redis-topologies'
-import { until } from '../../test/support/wait'
+import { until, within } from '../../test/support/wait'
 
 const REDIS_URL = process.env.REDIS_URL
 /** For inspecting Redis from the outside; fails fast, like the adapters, when Redis is not there. */
@@ -193,6 +193,25 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
         } finally {
           await node.quit()
         }
+      }
+    } finally {
+      await kv.close()
+    }
+  })
+
+  // Last in this block: it stops the cluster. ioredis alone would keep such a command waiting for ever.
+  it('with every node gone, a command fails at its deadline instead of waiting', async () => {
+    const kv = new RedisKv(cluster.url, { commandTimeoutMs: 300 })
+    try {
+      await kv.set('test:kv:before-the-end', 'x', 60)
+      await cluster.shutdown()
+      // The first get fails on its node's connection; by the next ones the client has given the cluster
+      // up and queues commands until it is back, where without the deadline of src/core/redis.ts they
+      // would wait for ever.
+      for (const pause of [0, 100, 1000]) {
+        await Bun.sleep(pause)
+        const outcome = await within(kv.get('test:kv:before-the-end').then(() => 'answered', (error: Error) => error.message), `a get ${pause} ms later, with every node down`)
+        expect(outcome).toBe('Command timed out')
       }
     } finally {
       await kv.close()

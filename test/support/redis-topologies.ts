@@ -24,6 +24,8 @@ export interface RedisTopology {
   ports: number[]
   /** Kills one node (SIGKILL), as a crash would. */
   kill(port: number): Promise<void>
+  /** SHUTDOWN NOSAVE on every node, as an operator stopping them would: each closes its connections. */
+  shutdown(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -63,6 +65,10 @@ function topology(url: string, nodes: Node[]): RedisTopology {
     url,
     ports: nodes.map((n) => n.port),
     kill: async (port) => kill(nodes.find((n) => n.port === port)!),
+    shutdown: async () => {
+      await Promise.all(nodes.map((n) => cli(n.port, 'SHUTDOWN', 'NOSAVE').catch(() => '')))
+      await Promise.all(nodes.map((n) => n.proc.exited))
+    },
     stop: async () => {
       await Promise.all(nodes.map(kill))
     },
