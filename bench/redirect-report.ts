@@ -115,6 +115,8 @@ export function printSummary(s: {
   servers: Record<string, ServerSummary>
   ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number }; embedded?: { toBare: number; toFloor: number } }
   paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
+  /** The capture floor paced to the same rate: the p99 this machine gives any server at that rate. */
+  floorPaced: { rps: number; p50Ms: number; p99Ms: number; cores: Record<string, number> }
   clicks: Omit<Awaited<ReturnType<typeof checkClicks>>, 'health'>
   verdicts: Verdict[]
   compare?: ReturnType<typeof comparison>
@@ -132,6 +134,7 @@ export function printSummary(s: {
       (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
       (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
     `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
+    `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
     'CPU of the other processes (medians over each server\'s runs):',
     ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),
     `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +

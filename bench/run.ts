@@ -190,14 +190,21 @@ async function main() {
   // Paced at half the redirector's rate: each connection pauses between requests. A pause of
   // connections/rate alone undershoots (the response time and wrk's millisecond timers add to each
   // cycle), so a 2 s pilot measures that overhead and the real run subtracts it.
+  // The capture floor is paced to the same rate right after, as the reference: what this machine's
+  // scheduler, wrk and loopback add to a p99 at that rate whatever the server.
   const targetRate = median(redirectRuns.map((r) => r.rps)) / 2
   const cycleMs = (1000 * options.connections) / targetRate
-  const pacedScript = (delayMs: number) =>
-    writeWrkScript(join(workDir, 'redirect-paced.lua'), { aliases: seeded.aliases, delayMs, countStatuses: true /* affordable at half load, and exact */ })
-  const pilot = await wrk(redirectUrl, 'redirector paced pilot', pacedScript(cycleMs), '2s')
-  const overheadMs = Math.max(0, (1000 * options.connections) / pilot.rps - cycleMs)
-  const paced = await wrk(redirectUrl, 'redirector paced', pacedScript(Math.max(0, cycleMs - overheadMs)))
-  log(`paced @ ${Math.round(targetRate)}/s (pilot ${Math.round(pilot.rps)}/s, per-request overhead ${overheadMs.toFixed(2)} ms): ${describe(paced)}`)
+  const pacedScript = (name: string, delayMs: number) =>
+    writeWrkScript(join(workDir, `${name}-paced.lua`), { aliases: seeded.aliases, delayMs, countStatuses: true /* affordable at half load, and exact */ })
+  const pacedRun = async (url: string, name: string, label: string) => {
+    const pilot = await wrk(url, `${label} paced pilot`, pacedScript(name, cycleMs), '2s')
+    const overheadMs = Math.max(0, (1000 * options.connections) / pilot.rps - cycleMs)
+    const paced = await wrk(url, `${label} paced`, pacedScript(name, Math.max(0, cycleMs - overheadMs)))
+    log(`${label} paced @ ${Math.round(targetRate)}/s (pilot ${Math.round(pilot.rps)}/s, per-request overhead ${overheadMs.toFixed(2)} ms): ${describe(paced)}`)
+    return { pilot, paced }
+  }
+  const { pilot, paced } = await pacedRun(redirectUrl, 'redirect', 'redirector')
+  const floorPaced = (await pacedRun(floorUrl, 'floor', 'capture floor')).paced
 
   const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...redirectRuns, pilot, paced] }]
   if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: referenceRuns! })
@@ -213,7 +220,7 @@ async function main() {
     pacedP99Ms: paced.latency.p99 / 1000,
     clicksEqualAfterMs: clicks.equalAfterMs,
     servedConsistent: clicks.servedConsistent,
-    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, ...(referenceRuns ?? []), ...embeddedRuns].reduce((sum, r) => sum + r.non3xx, 0),
+    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, floorPaced, ...(referenceRuns ?? []), ...embeddedRuns].reduce((sum, r) => sum + r.non3xx, 0),
     embedded: { rps: embeddedSummary.rps, p99Ms: embeddedSummary.p99Ms },
   })
   const summary = {
@@ -229,6 +236,7 @@ async function main() {
       embedded: ratios(embeddedSummary, bare, floorSummary),
     },
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
+    floorPaced: { rps: floorPaced.rps, p50Ms: floorPaced.latency.p50 / 1000, p99Ms: floorPaced.latency.p99 / 1000, cores: floorPaced.cores },
     clicks,
     redirectorMetrics: await scrapeMetrics(redirectUrl).then((m) => Object.fromEntries(m), () => null),
     targets: REDIRECT_TARGETS,
