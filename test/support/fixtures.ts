@@ -38,8 +38,20 @@ export async function newDomain(db: Db, accountId: string, opts: { verified?: bo
 /** A link of the account (null: a guest's), on `domain`. */
 export async function newLink(db: Db, accountId: string | null, domain: string, alias = `t-${crypto.randomUUID().slice(0, 8)}`, url = 'https://example.com/tagged') {
   const id = newId('link')
-  await db.insert(links).values({ id, domain, alias, url, accountId })
+  await db.insert(links).values({ id, domain, alias, url, accountId, createdAt: nextCreatedAt() })
   return { id, domain, alias, url }
+}
+
+let lastCreatedAt = 0
+
+/**
+ * Each link made here is created strictly after the one before (by 1 ms at least), so tests that read
+ * "newest first" see the order they made them in: two inserts in the same millisecond would otherwise tie
+ * on created_at and be ordered by their random ids (seen once in CI, on PGlite).
+ */
+function nextCreatedAt(): Date {
+  lastCreatedAt = Math.max(Date.now(), lastCreatedAt + 1)
+  return new Date(lastCreatedAt)
 }
 
 /** A click on a new link of the account, a minute ago, signed the way a Pro redirect signs it (mu_click, mu_sig). */
