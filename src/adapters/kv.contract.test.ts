@@ -1,14 +1,11 @@
 // One contract for every Kv adapter: the in-process one always, Redis when REDIS_URL is set.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'bun:test'
 import type { RedisClient } from '../core/redis'
 import { openAdapters } from './index'
 import { MemoryKv } from './memory-kv'
 import type { Kv } from './ports'
 import { RedisKv, connectRedis } from './redis-kv'
-import { canStartTopologies, startRedisCluster, startRedisSentinel, type RedisTopology, type SentinelTopology } from '../../test/support/redis-topologies'
+import { canStartTopologies, startedForBlock, startRedisCluster, startRedisSentinel } from '../../test/support/redis-topologies'
 import { until, within } from '../../test/support/wait'
 
 const REDIS_URL = process.env.REDIS_URL
@@ -172,21 +169,16 @@ async function subscriberId(admin: RedisClient, connectionName: string): Promise
 // Past one machine (src/core/redis.ts): the same contract on a three-node Redis Cluster and behind
 // Sentinel, each started here from the redis-server binary, which .ci/run installs for both passes.
 describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this test', () => {
-  let cluster: RedisTopology
-  beforeAll(async () => {
-    cluster = await startRedisCluster(mkdtempSync(join(tmpdir(), 'kv-cluster-')))
-  }, 60_000)
-  afterAll(async () => cluster?.stop())
-
-  kvContract('RedisKv on redis+cluster://', { open: () => new RedisKv(cluster.url), openSecond: () => new RedisKv(cluster.url) })
+  const cluster = startedForBlock(startRedisCluster, 'kv-cluster-')
+  kvContract('RedisKv on redis+cluster://', { open: () => new RedisKv(cluster().url), openSecond: () => new RedisKv(cluster().url) })
 
   it('spreads keys over every node, and reads each back through the one client', async () => {
-    const kv = new RedisKv(cluster.url)
+    const kv = new RedisKv(cluster().url)
     try {
       const keys = Array.from({ length: 60 }, (_, i) => `test:kv:spread:${crypto.randomUUID()}:${i}`)
       for (const key of keys) await kv.set(key, key, 60)
       for (const key of keys) expect(await kv.get(key)).toBe(key)
-      for (const port of cluster.ports) {
+      for (const port of cluster().ports) {
         const node = adminClient(`redis://127.0.0.1:${port}`)
         try {
           expect(Number(await node.dbsize()), `keys on the node at ${port}`).toBeGreaterThan(0)
@@ -201,10 +193,10 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
 
   // Last in this block: it stops the cluster. ioredis alone would keep such a command waiting for ever.
   it('with every node gone, a command fails at its deadline instead of waiting', async () => {
-    const kv = new RedisKv(cluster.url, { commandTimeoutMs: 300 })
+    const kv = new RedisKv(cluster().url, { commandTimeoutMs: 300 })
     try {
       await kv.set('test:kv:before-the-end', 'x', 60)
-      await cluster.shutdown()
+      await cluster().shutdown()
       // The first get fails on its node's connection; by the next ones the client has given the cluster
       // up and queues commands until it is back, where without the deadline of src/core/redis.ts they
       // would wait for ever.
@@ -220,26 +212,21 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
 })
 
 describe.skipIf(!canStartTopologies)('Redis behind Sentinel, started by this test', () => {
-  let sentinel: SentinelTopology
-  beforeAll(async () => {
-    sentinel = await startRedisSentinel(mkdtempSync(join(tmpdir(), 'kv-sentinel-')))
-  }, 60_000)
-  afterAll(async () => sentinel?.stop())
-
-  kvContract('RedisKv on redis+sentinel://', { open: () => new RedisKv(sentinel.url), openSecond: () => new RedisKv(sentinel.url) })
+  const sentinel = startedForBlock(startRedisSentinel, 'kv-sentinel-')
+  kvContract('RedisKv on redis+sentinel://', { open: () => new RedisKv(sentinel().url), openSecond: () => new RedisKv(sentinel().url) })
 
   it('follows a failover: once the primary dies, writes land on the replica the sentinel promoted', async () => {
-    const kv = new RedisKv(sentinel.url)
+    const kv = new RedisKv(sentinel().url)
     try {
       await kv.set('test:kv:failover', 'before', 60)
-      await sentinel.kill(sentinel.primaryPort)
-      await until(async () => (await sentinel.currentPrimary()) === sentinel.replicaPort, 'the sentinel to promote the replica', 20_000)
+      await sentinel().kill(sentinel().primaryPort)
+      await until(async () => (await sentinel().currentPrimary()) === sentinel().replicaPort, 'the sentinel to promote the replica', 20_000)
       let after: string | null = null
       await until(async () => {
         after = await kv.set('test:kv:failover', 'after', 60).then(() => kv.get('test:kv:failover')).catch(() => null)
         return after === 'after'
       }, 'a write through the same RedisKv after the failover', 20_000)
-      const promoted = adminClient(`redis://127.0.0.1:${sentinel.replicaPort}`)
+      const promoted = adminClient(`redis://127.0.0.1:${sentinel().replicaPort}`)
       try {
         expect(await promoted.get('test:kv:failover'), 'the value is on the promoted server').toBe('after')
       } finally {

@@ -1,14 +1,11 @@
 // One contract for every Limiter adapter: the in-process one always, Redis when REDIS_URL is set.
-import { afterAll, afterEach, beforeAll, describe, expect, it, setSystemTime } from 'bun:test'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { afterEach, describe, expect, it, setSystemTime } from 'bun:test'
 import type { RedisClient } from '../core/redis'
 import { MemoryLimiter } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
 import { RATE_LIMIT_PREFIX, RedisLimiter } from './redis-limiter'
 import { connectRedis } from './redis-kv'
-import { canStartTopologies, keysOnEveryNode, startRedisCluster, type RedisTopology } from '../../test/support/redis-topologies'
+import { canStartTopologies, keysOnEveryNode, startedForBlock, startRedisCluster } from '../../test/support/redis-topologies'
 
 const REDIS_URL = process.env.REDIS_URL
 /** For inspecting Redis from the outside; fails fast, like the adapters, when Redis is not there. */
@@ -111,12 +108,8 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => redisTests(() => REDIS_UR
 // The same on a three-node Redis Cluster started here (.ci/run installs redis-server for both passes): the
 // Lua scripts name one key each, so a cluster runs them wherever that key's slot lives.
 describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this test', () => {
-  let cluster: RedisTopology | undefined
-  beforeAll(async () => {
-    cluster = await startRedisCluster(mkdtempSync(join(tmpdir(), 'limiter-cluster-')))
-  }, 60_000)
-  afterAll(async () => cluster?.stop())
-  redisTests(() => cluster!.url)
+  const cluster = startedForBlock(startRedisCluster, 'limiter-cluster-')
+  redisTests(() => cluster().url)
 })
 
 function redisTests(urlOf: () => string): void {

@@ -2,7 +2,9 @@
 // three-node Redis Cluster (made with `redis-cli --cluster create`, as its documentation does), and a
 // primary with a replica watched by one sentinel (`redis-server --sentinel`). Each gives the REDIS_URL
 // the service reads (src/core/redis.ts) and a stop() that leaves nothing running.
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { afterAll, beforeAll } from 'bun:test'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Cluster } from 'ioredis'
 import type { RedisClient } from '../../src/core/redis'
@@ -146,4 +148,20 @@ export async function keysOnEveryNode(client: RedisClient, pattern: string): Pro
   if (!(client instanceof Cluster)) return client.keys(pattern)
   const found = await Promise.all(client.nodes('master').map((node) => node.keys(pattern)))
   return found.flat()
+}
+
+/**
+ * For a describe block: starts the topology before its tests (in a fresh temporary directory named after
+ * `prefix`) and stops it after them; the returned getter is the running topology, for the tests to read.
+ */
+export function startedForBlock<T extends RedisTopology>(start: (dir: string) => Promise<T>, prefix: string): () => T {
+  let running: T | undefined
+  beforeAll(async () => {
+    running = await start(mkdtempSync(join(tmpdir(), prefix)))
+  }, 60_000)
+  afterAll(async () => running?.stop())
+  return () => {
+    if (!running) throw new Error(`${prefix}: the topology did not start`)
+    return running
+  }
 }
