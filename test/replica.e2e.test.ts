@@ -121,6 +121,24 @@ describe.skipIf(!PRIMARY_URL)('read replica (DATABASE_URL): a streaming standby 
     })
   })
 
+  test('security: another account\'s link is 404 on both paths, the replica\'s (replicated) and the primary\'s (not yet)', async () => {
+    const owner = await newAccount(database.db)
+    const intruder = await newAccount(database.db, 'pro')
+    const replicated = await shorten(owner, 'https://example.com/owner-replicated')
+    await standby.caughtUp()
+    await whilePaused(async () => {
+      const fresh = await shorten(owner, 'https://example.com/owner-fresh')
+      for (const alias of [replicated, fresh]) {
+        for (const path of [`/api/v1/links/${alias}`, `/api/v1/links/${alias}/stats`]) {
+          const seen = await call(app, 'GET', path, { token: intruder.key })
+          expect(seen.status, `${path}: ${show(seen)}`).toBe(404)
+          expect(seen.body, show(seen)).toMatchObject({ success: false, error: 'LINK_NOT_FOUND' })
+        }
+      }
+      expect(await aliasesOf(intruder), 'the intruder\'s list').toEqual([])
+    })
+  })
+
   // Last: the standby stays down.
   test('a replica that is down fails none of its reads: the primary answers them, /ready stays 200 and shows it failing', async () => {
     const human = await newAccount(database.db)
