@@ -134,6 +134,37 @@ describe('click batcher', () => {
     expect(await result.json()).toEqual([{ referrer, bot_reason: 'curl', country: 'DE' }])
   })
 
+  // The batcher reads each segment into, and encodes it in, buffers it keeps from batch to batch, and the
+  // relay moves one buffer back and forth: a smaller batch after a larger one must carry its own rows only,
+  // none left over from the batch before, through both sinks.
+  for (const [name, sinkOf] of [
+    ['ClickHouse client', (client: Awaited<ReturnType<typeof testClickHouse>>) => clickhouseSink(client)],
+    ['chDB in this process', (client: Awaited<ReturnType<typeof testClickHouse>>) => rawClickSink(rawInsertOf(client)!)],
+  ] as const) {
+    test(`a smaller batch after a larger one carries its own rows only, none of the one before (${name})`, async () => {
+      const client = await testClickHouse()
+      const linkId = `link_${crypto.randomUUID()}`
+      const { sink, state } = flakySink(sinkOf(client))
+      const recorder = await workerRecorder({ sink }, options({ batchSize: 1000, flushIntervalMs: 100 }))
+      const stats = () => recorder.stats()
+      let n = 0
+      // Rows of differing lengths, so a leftover byte would shift or break the rows after it.
+      const next = (size: number) => Array.from({ length: size }, () => ({ ...click(linkId, n++), referrer: `https://r.example/${'x'.repeat(n % 97)}` }))
+      for (const size of [1000, 7, 300]) {
+        const before = stats().batchesWritten
+        if (size === 300) state.loseAnswers = 1 // the last batch is sent again from the same buffers
+        await record(recorder, next(size))
+        // One batch each: 1000 rows fill a segment, the smaller ones are sealed by the interval.
+        await until(() => stats().batchesWritten === before + 1, 20_000)
+      }
+      await recorder.stop(5000)
+      const result = await client.query({ query: 'SELECT count() AS rows, uniqExact(click_id) AS ids, countIf(referrer NOT LIKE \'https://r.example/%\') AS odd FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+      const [counts] = await result.json<{ rows: string | number; ids: string | number; odd: string | number }>()
+      expect([counts!.rows, counts!.ids, counts!.odd].map(Number)).toEqual([1307, 1307, 0])
+      expect(state.tokens.length).toBe(4) // three batches, the last one twice
+    })
+  }
+
   test('shutdown with ClickHouse down leaves the segments; the next start writes them once', async () => {
     const client = await testClickHouse()
     const linkId = `link_${crypto.randomUUID()}`

@@ -8,7 +8,7 @@
 // referrer host, UTM snapshot, country by IP: src/core/clicks.ts). While ClickHouse is away only the head
 // batch is kept in memory (for its retries); the others wait in their files, read when their turn comes.
 // Nothing here drops a click; the log bounds the spool (click-log.ts).
-import { readFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
 import { SpoolShipper, type ShipperStats, type SpoolSink } from '../src/core/spool-shipper'
 import { ClickBytesEncoder, RowOutput } from './click-bytes'
@@ -18,7 +18,9 @@ export type { FlushLabel } from './segment'
 
 /**
  * A batch ready to write: `rows` TabSeparated rows in CLICK_COLUMNS order, in chunks of at most
- * ENCODE_SLICE rows, so the insert streams them without one large write stalling the event loop.
+ * ENCODE_SLICE rows, so the insert streams them without one large write stalling the event loop. The
+ * chunks of a segment read from its file are views of the batcher's reused output buffer: valid until the
+ * insert's promise settles, so a sink that keeps them longer copies them.
  */
 export interface EncodedBatch {
   chunks: Array<string | Uint8Array>
@@ -74,6 +76,12 @@ export class ClickBatcher {
   private readonly bytes: ClickBytesEncoder
   private readonly shipper: SpoolShipper<ClickEvent, EncodedBatch, FlushLabel>
   private replayedRows = 0
+  /**
+   * The head segment's bytes and its rows, in buffers kept from segment to segment (see RowOutput): the
+   * shipper loads the next segment only once the one before is written, so one of each is enough.
+   */
+  private input = Buffer.allocUnsafe(1 << 16)
+  private readonly out = new RowOutput()
 
   constructor(sink: ClickSink, private readonly options: BatcherOptions) {
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
@@ -118,8 +126,9 @@ export class ClickBatcher {
    */
   private async encodeFile(file: string): Promise<EncodedBatch> {
     await this.encoder.prepare(this.options.log)
-    const bytes = readFileSync(file)
-    const out = new RowOutput()
+    const bytes = this.read(file)
+    const out = this.out
+    out.reset()
     let rows = 0
     let inSlice = 0
     for (const [start, end] of frameRanges(bytes).ranges) {
@@ -138,6 +147,24 @@ export class ClickBatcher {
       }
     }
     return { chunks: out.take(), rows }
+  }
+
+  /** A file's bytes, read into the input buffer (grown when the file is larger): valid until the next read. */
+  private read(file: string): Buffer {
+    const fd = openSync(file, 'r')
+    try {
+      const size = fstatSync(fd).size
+      if (size > this.input.length) this.input = Buffer.allocUnsafe(Math.max(size, this.input.length * 2))
+      let got = 0
+      while (got < size) {
+        const n = readSync(fd, this.input, got, size - got, got)
+        if (n === 0) break
+        got += n
+      }
+      return this.input.subarray(0, got)
+    } finally {
+      closeSync(fd)
+    }
   }
 
   /** A segment of the version before (wire rows), through events. */

@@ -18,11 +18,19 @@ const MEMO_SIZE = 20_000
 interface Referrer { text: Uint8Array; host: Uint8Array }
 interface Agent { text: Uint8Array; columns: Uint8Array }
 
-/** A growing output buffer, handed out in chunks so a large segment streams in pieces. */
+/**
+ * The output of a segment's rows: one buffer, kept from batch to batch and grown when a segment needs
+ * more, handed out as chunks that are views of it, so a large segment streams in pieces. Reused because
+ * fresh buffers of a few megabytes a second cost the core that serves redirects more than their encoding:
+ * each new page is a fault, and each one the allocator gives back a TLB flush for every thread of the
+ * process (measured on the bench machine, README "Benchmarks"). The chunks of a batch stay valid until
+ * the next reset(): the shipper has one batch at a time and resets only once it is written.
+ */
 export class RowOutput {
   private buffer = Buffer.allocUnsafe(1 << 16)
   at = 0
-  private readonly chunks: Buffer[] = []
+  /** Where each chunk ends, in order. */
+  private readonly ends: number[] = []
 
   room(bytes: number): Buffer {
     if (this.at + bytes > this.buffer.length) {
@@ -35,15 +43,25 @@ export class RowOutput {
 
   /** Ends the current chunk (when it holds anything) and starts a new one. */
   cut(): void {
-    if (this.at === 0) return
-    this.chunks.push(this.buffer.subarray(0, this.at))
-    this.buffer = Buffer.allocUnsafe(Math.max(1 << 16, this.at))
-    this.at = 0
+    const start = this.ends.at(-1) ?? 0
+    if (this.at > start) this.ends.push(this.at)
   }
 
+  /** The chunks written since the last reset, as views of the buffer (valid until the next reset). */
   take(): Buffer[] {
     this.cut()
-    return this.chunks.splice(0)
+    let start = 0
+    return this.ends.map((end) => {
+      const chunk = this.buffer.subarray(start, end)
+      start = end
+      return chunk
+    })
+  }
+
+  /** Starts a new batch in the same buffer: the chunks handed out before are overwritten from here on. */
+  reset(): void {
+    this.at = 0
+    this.ends.length = 0
   }
 }
 

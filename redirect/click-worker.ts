@@ -2,7 +2,7 @@
 // sealed (with its own ClickHouse client, or through the serving thread's sink), and reports its
 // counters and the bytes it freed in the spool.
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
-import { batchBytes, ClickBatcher, type ClickSink } from './batcher'
+import { ClickBatcher, type ClickSink } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 import type { WorkerReply, WorkerRequest } from './recorder'
 import { lowerThisThread } from '../src/core/threads'
@@ -19,19 +19,32 @@ const reply = (message: WorkerReply) => self.postMessage(message)
 const relayed = new Map<number, { resolve: () => void; reject: (error: Error) => void }>()
 let relayId = 0
 
+/**
+ * The buffer the serving thread moved back after the last relayed insert, reused for the next one: a fresh
+ * buffer of a few megabytes a batch costs both threads page faults (see RowOutput in click-bytes.ts).
+ */
+let spare: ArrayBuffer | null = null
+
 /** The serving thread's sink, from here: each batch is posted (copied: it stays here for a retry). */
 const relaySink: ClickSink = {
   insert: (batch, token, label) =>
     new Promise<void>((resolve, reject) => {
       const id = ++relayId
       relayed.set(id, { resolve, reject })
-      // One buffer of its own (never a slice of a shared pool), moved to the serving thread without a
-      // further copy; the chunks stay here for a retry.
-      const joined = batchBytes(batch)
-      const bytes = new Uint8Array(joined.byteLength)
-      bytes.set(joined)
+      // A buffer of its own (never a view of the batcher's), moved to the serving thread without a
+      // further copy and moved back with the answer; the chunks stay here for a retry.
+      const size = batch.chunks.reduce((n, c) => n + (typeof c === 'string' ? Buffer.byteLength(c) : c.byteLength), 0)
+      const buffer = spare && spare.byteLength >= size ? spare : new ArrayBuffer(Math.max(size, (spare?.byteLength ?? 0) * 2))
+      spare = null
+      const bytes = new Uint8Array(buffer, 0, size)
+      let at = 0
+      for (const chunk of batch.chunks) {
+        const part = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+        bytes.set(part, at)
+        at += part.byteLength
+      }
       const message: WorkerReply = { type: 'insert', id, batch: { chunks: [bytes], rows: batch.rows }, token, label }
-      self.postMessage(message, [bytes.buffer])
+      self.postMessage(message, [buffer])
     }),
 }
 
@@ -42,6 +55,7 @@ self.onmessage = async (message: MessageEvent<WorkerRequest>) => {
     return
   }
   if (request.type === 'inserted' || request.type === 'insertFailed') {
+    if (request.buffer && request.buffer.byteLength >= (spare?.byteLength ?? 0)) spare = request.buffer
     const waiter = relayed.get(request.id)
     relayed.delete(request.id)
     if (request.type === 'inserted') waiter?.resolve()

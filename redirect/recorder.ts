@@ -52,8 +52,8 @@ export type WorkerRequest =
   | { type: 'init'; clickhouseUrl: string | null; options: Omit<BatcherOptions, 'log' | 'trimmed'> }
   | { type: 'segment'; segment: Segment }
   | { type: 'drain'; timeoutMs: number }
-  | { type: 'inserted'; id: number }
-  | { type: 'insertFailed'; id: number; message: string }
+  | { type: 'inserted'; id: number; buffer?: ArrayBuffer }
+  | { type: 'insertFailed'; id: number; message: string; buffer?: ArrayBuffer }
 
 export type WorkerReply =
   | { type: 'ready' }
@@ -75,12 +75,20 @@ export async function workerRecorder(target: ClickTarget, options: RecorderOptio
   let latest = NO_STATS
   let clicks: ClickLog | null = null
   let onDrained: ((stats: BatcherStats) => void) | null = null
-  /** A batch the worker asks this thread's sink to insert; the answer goes back under its id. */
+  /**
+   * A batch the worker asks this thread's sink to insert; the answer goes back under its id, with the
+   * batch's buffer (moved back once the insert settled, for the worker's next batch).
+   */
   const relay = ({ id, batch, token, label }: Extract<WorkerReply, { type: 'insert' }>) => {
     if (!('sink' in target)) return
+    const back = (answer: WorkerRequest & { buffer?: ArrayBuffer }) => {
+      const [bytes] = batch.chunks
+      answer.buffer = typeof bytes === 'string' || bytes === undefined ? undefined : (bytes.buffer as ArrayBuffer)
+      worker.postMessage(answer, answer.buffer ? [answer.buffer] : [])
+    }
     target.sink.insert(batch, token, label).then(
-      () => worker.postMessage({ type: 'inserted', id } satisfies WorkerRequest),
-      (error: unknown) => worker.postMessage({ type: 'insertFailed', id, message: error instanceof Error ? error.message : String(error) } satisfies WorkerRequest),
+      () => back({ type: 'inserted', id }),
+      (error: unknown) => back({ type: 'insertFailed', id, message: error instanceof Error ? error.message : String(error) }),
     )
   }
   await new Promise<void>((resolve, reject) => {
