@@ -81,10 +81,10 @@ export async function workerRecorder(target: ClickTarget, options: RecorderOptio
    */
   const relay = ({ id, batch, token, label }: Extract<WorkerReply, { type: 'insert' }>) => {
     if (!('sink' in target)) return
-    const back = (answer: WorkerRequest & { buffer?: ArrayBuffer }) => {
+    const back = (answer: Extract<WorkerRequest, { type: 'inserted' | 'insertFailed' }>) => {
       const [bytes] = batch.chunks
-      answer.buffer = typeof bytes === 'string' || bytes === undefined ? undefined : (bytes.buffer as ArrayBuffer)
-      worker.postMessage(answer, answer.buffer ? [answer.buffer] : [])
+      const buffer = bytes instanceof Uint8Array ? (bytes.buffer as ArrayBuffer) : undefined
+      worker.postMessage({ ...answer, buffer } satisfies WorkerRequest, buffer ? [buffer] : [])
     }
     target.sink.insert(batch, token, label).then(
       () => back({ type: 'inserted', id }),
