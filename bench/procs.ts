@@ -130,10 +130,14 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-/** CPU seconds (user + system) a live process has used so far, from /proc (Linux). */
-export function cpuSeconds(pid: number): number {
+/** What withCpu measures: a process (all its threads) or one thread of it (its main thread: thread = pid). */
+export type CpuSource = number | { pid: number; thread: number }
+
+/** CPU seconds (user + system) a live process, or one of its threads, has used so far, from /proc (Linux). */
+export function cpuSeconds(source: CpuSource): number {
+  const path = typeof source === 'number' ? `/proc/${source}/stat` : `/proc/${source.pid}/task/${source.thread}/stat`
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(path, 'utf8')
     // Fields after the command name, which is in parentheses and may hold spaces; utime, stime are 14, 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
@@ -153,7 +157,7 @@ const CLOCK_TICKS = 100
  * of `settle` (a pause after it), so what a process defers past the load (a backlog it works off once the
  * load stops) is charged to the requests that caused it.
  */
-export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>, settle?: () => Promise<void>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
+export async function withCpu<T>(pids: Record<string, CpuSource>, work: () => Promise<T>, settle?: () => Promise<void>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
   const snapshot = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
   const before = snapshot()
   const started = performance.now()

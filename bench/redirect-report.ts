@@ -23,6 +23,9 @@ export const SERVERS = {
   embedded: { label: 'embedded default (1 link)', process: 'embedded' },
 } satisfies Record<string, Server>
 
+/** The name under which a server process's main thread (the one answering requests) is measured. */
+export const servingThread = (process: string) => `${process} serving thread`
+
 /** CPU µs of one process per response wrk read (a server's: all its threads, e.g. the click worker). */
 export function cpuPerRequestUs(run: Run, process: string): number {
   return (run.cpuUsed[process]! / run.requests) * 1e6
@@ -44,6 +47,8 @@ export function summarise(runs: Run[], server: Server) {
     p50Ms: medianOf(runs, (r) => r.latency.p50) / 1000,
     p99Ms: medianOf(runs, (r) => r.latency.p99) / 1000,
     cpuUsPerRequest: median(own),
+    /** Of it, the main thread's (the one answering requests); NaN where it was not measured. */
+    servingThreadCpuUsPerRequest: runs[0]!.cpuUsed[servingThread(server.process)] === undefined ? Number.NaN : medianOf(runs, (r) => cpuPerRequestUs(r, servingThread(server.process))),
     cpuUsPerRequestRange: [Math.min(...own), Math.max(...own)] as [number, number],
     cores: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => r.cores[p]!)])),
     cpuUsPerRequestByProcess: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => cpuPerRequestUs(r, p))])),
@@ -81,13 +86,16 @@ export function comparison(revision: string, redirectRuns: Run[], referenceRuns:
 const n = (x: number) => Math.round(x).toLocaleString('en-US')
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
 
-/** The table: one row per server (req/s, p50, p99, its CPU µs per request and their range over the rounds). */
+/**
+ * The table: one row per server (req/s, p50, p99, its CPU µs per request, the part of it its serving thread
+ * used, and the range of the whole over the rounds).
+ */
 export function serverTable(servers: ServerSummary[]): string[] {
   const ms = (x: number) => x.toFixed(2).padStart(8)
   const us = (x: number) => x.toFixed(2).padStart(10)
-  const header = `${''.padEnd(30)}${'req/s'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'CPU µs/req'.padStart(12)}  range`
+  const header = `${''.padEnd(30)}${'req/s'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'CPU µs/req'.padStart(12)}${'serving thread'.padStart(16)}  range`
   return [header, ...servers.map((s) =>
-    `${s.label.padEnd(30)}${n(s.rps).padStart(10)}${ms(s.p50Ms)}${ms(s.p99Ms)}${us(s.cpuUsPerRequest)}    ${s.cpuUsPerRequestRange.map((x) => x.toFixed(2)).join('–')}`)]
+    `${s.label.padEnd(30)}${n(s.rps).padStart(10)}${ms(s.p50Ms)}${ms(s.p99Ms)}${us(s.cpuUsPerRequest)}${(Number.isNaN(s.servingThreadCpuUsPerRequest) ? '' : s.servingThreadCpuUsPerRequest.toFixed(2)).padStart(16)}    ${s.cpuUsPerRequestRange.map((x) => x.toFixed(2)).join('–')}`)]
 }
 
 /**
@@ -97,7 +105,7 @@ export function serverTable(servers: ServerSummary[]): string[] {
 export function othersLines(servers: ServerSummary[], serverProcesses: string[]): string[] {
   return servers.map((s) => {
     const others = Object.keys(s.cores)
-      .filter((p) => !serverProcesses.includes(p) && (s.cores[p]! >= 0.01 || p === 'wrk'))
+      .filter((p) => !serverProcesses.includes(p) && !serverProcesses.some((server) => p === servingThread(server)) && (s.cores[p]! >= 0.01 || p === 'wrk'))
       .map((p) => `${p} ${s.cores[p]!.toFixed(2)} cores (${s.cpuUsPerRequestByProcess[p]!.toFixed(2)} µs/req)`)
     return `  during ${s.label} runs: ${others.join(', ') || 'nothing else measurable'}`
   })
@@ -110,7 +118,7 @@ export function comparisonLine(c: ReturnType<typeof comparison>): string {
 
 /** The printed summary: the servers, the ratios, the paced run, the other processes, clicks, targets. */
 export function printSummary(s: {
-  wrk: { threads: number; connections: number; duration: string; rounds: number; pinned: boolean }
+  wrk: { threads: number; connections: number; duration: string; warmup: string; rounds: number; pinned: boolean }
   links: number
   servers: Record<string, ServerSummary>
   ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number }; embedded?: { toBare: number; toFloor: number } }
@@ -127,7 +135,7 @@ export function printSummary(s: {
   const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
   console.log([
     '',
-    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds` +
+    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds after a ${s.wrk.warmup} warm-up run each` +
       (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
     ...serverTable(servers),
     `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +

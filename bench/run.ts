@@ -8,8 +8,10 @@
 // reports requests/s, p50/p99 and CPU per request of each server process, the redirector's ratios to
 // both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
-//   bun run bench [--duration 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
+//   bun run bench [--duration 10s] [--warmup 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
 //                 [--timeout 300s] [--pin] [--compare <git-rev>] [--profile <dir>] [--no-fail]
+// --warmup gives each server one unmeasured run of that length under the same load before the rounds
+// (0s: none), so the rounds see each process in its steady state (JIT tiers, allocator), as in production.
 // --pin puts the servers under test on CPU 1 and everything else (wrk, the ClickHouse stand-in, the API)
 // on CPU 0, so on a two-core machine the server measured has a core to itself; the stand-in runs at the
 // lowest priority there, so that wrk's timing is never delayed by its inserts.
@@ -30,8 +32,8 @@ import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
-import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu } from './procs'
-import { comparison, printSummary, ratios, SERVERS, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
+import { comparison, printSummary, ratios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
@@ -40,7 +42,7 @@ import { METRICS_TEST_TOKEN, scrapeMetrics } from '../test/support/metrics'
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
 
-interface Options { duration: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; fail: boolean }
+interface Options { duration: string; warmup: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; fail: boolean }
 
 /** The pause after each run, so one server's trailing work (the last click segment shipped to ClickHouse)
  *  does not fall into the next server's run; it is charged to the run's requests (withCpu). */
@@ -49,6 +51,7 @@ const SETTLE_MS = 2_000
 function parseOptions(args: string[]): Options {
   const { value, int } = optionReader(args)
   const duration = value('--duration', '10s')
+  const warmup = value('--warmup', '10s')
   const rounds = int('--rounds', 2)
   const compare = args.includes('--compare') ? value('--compare', '') : null
   if (compare === '' || compare?.startsWith('--')) throw new Error('--compare needs a git revision')
@@ -57,11 +60,11 @@ function parseOptions(args: string[]): Options {
   // Setup (services, engines, seeding) plus every wrk run and pause plus the click check, with room to
   // spare; the reference adds a worktree, a process, its warm-up and a run per round.
   const servers = compare === null ? 3 : 4
-  const needed = (compare === null ? 120_000 : 180_000) + (servers * rounds + 1) * durationMs(duration) + servers * rounds * SETTLE_MS + 60_000
+  const needed = (compare === null ? 120_000 : 180_000) + (servers * rounds + 1) * durationMs(duration) + servers * (durationMs(warmup) + SETTLE_MS) + servers * rounds * SETTLE_MS + 60_000
   const timeoutMs = args.includes('--timeout') ? durationMs(value('--timeout', '300s')) : Math.max(300_000, needed)
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
   return {
-    duration, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
+    duration, warmup, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
     pin: args.includes('--pin'), compare, profile: profile === null ? null : resolve(profile), fail: !args.includes('--no-fail'),
   }
 }
@@ -150,9 +153,15 @@ async function main() {
   const wrkLog = join(workDir, 'wrk.log')
   // CPU of each process during a run: on two cores, what the stand-in and wrk take is what the server
   // under test could not have.
-  const pids: Record<string, number> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
+  const pids: Record<string, CpuSource> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
   if (reference) pids.reference = reference.child.proc.pid
   pids.embedded = embedded.child.proc.pid
+  // Each server's main thread (the one that answers requests) apart from the process: the rest is the
+  // click worker, the runtime's collector helpers and, in the embedded default, chDB and PGlite.
+  for (const server of Object.values(SERVERS)) {
+    const pid = pids[server.process]
+    if (typeof pid === 'number') pids[servingThread(server.process)] = { pid, thread: pid }
+  }
   // With `settle`, the CPU charged to the run's requests runs to the end of the pause after it.
   const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = [], settle?: () => Promise<void>): Promise<Run> => {
     const { result, cores, cpuSeconds } = await withCpu(pids, () =>
@@ -178,6 +187,16 @@ async function main() {
   const embeddedScript = writeWrkScript(join(workDir, 'embedded.lua'), { aliases: [embedded.alias] })
   measured.push({ server: SERVERS.embedded, url: embedded.url, headers: [], runs: [], script: embeddedScript })
   await Bun.sleep(SETTLE_MS) // the warm-ups' clicks (and the reference's start) out of the first run
+  // One unmeasured run of each server under the same load first: a process's JIT and allocator reach
+  // their steady state only under load (the click worker's encoder tiers up over its first ten seconds or
+  // so of batches), and a redirector in production runs for days. Its clicks count in the click check.
+  const warmUps = new Map<Server, Run>()
+  if (durationMs(options.warmup) > 0) {
+    for (const m of measured) {
+      warmUps.set(m.server, await wrk(m.url, `${m.server.label} warm-up`, m.script ?? script, options.warmup, m.headers, () => Bun.sleep(SETTLE_MS)))
+      log(`${m.server.label} warm-up (${options.warmup}, not measured): ${describe(warmUps.get(m.server)!)}`)
+    }
+  }
   for (let round = 1; round <= options.rounds; round++) {
     for (const m of measured) {
       m.runs.push(await wrk(m.url, `${m.server.label} ${round}`, m.script ?? script, options.duration, m.headers, () => Bun.sleep(SETTLE_MS)))
@@ -206,8 +225,9 @@ async function main() {
   const { pilot, paced } = await pacedRun(redirectUrl, 'redirect', 'redirector')
   const floorPaced = (await pacedRun(floorUrl, 'floor', 'capture floor')).paced
 
-  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...redirectRuns, pilot, paced] }]
-  if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: referenceRuns! })
+  const loadWarmUp = (server: Server) => { const run = warmUps.get(server); return run ? [run] : [] }
+  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...loadWarmUp(SERVERS.redirector), ...redirectRuns, pilot, paced] }]
+  if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: [...loadWarmUp(SERVERS.reference), ...referenceRuns!] })
   const clicks = await checkClicks(chdb.url, seeded.idPrefix, sources)
 
   const servers = measured.map((m) => summarise(m.runs, m.server))
@@ -226,7 +246,7 @@ async function main() {
   const summary = {
     at: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
-    wrk: { threads: options.threads, connections: options.connections, duration: options.duration, rounds: options.rounds, pinned: options.pin },
+    wrk: { threads: options.threads, connections: options.connections, duration: options.duration, warmup: options.warmup, rounds: options.rounds, pinned: options.pin },
     links: options.links,
     servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}), embedded: embeddedSummary },
     ratios: {
