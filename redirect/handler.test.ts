@@ -58,7 +58,7 @@ describe('redirect handler', () => {
     const { resolver, put } = await setup()
     await put('wait', link())
     let written = () => {}
-    const record = () => new Promise<void>((resolve) => (written = resolve))
+    const record = (_: ClickEvent, response: Response) => new Promise<Response>((resolve) => (written = () => resolve(response)))
     const deps: RedirectDeps = { resolver, record, shortDomain: domain, keyPrefix: linkCacheKey(domain, '') }
     let answered = false
     const response = Promise.resolve(handleRedirect(new Request(`http://${domain}/wait`), deps)).then((r) => ((answered = true), r))

@@ -13,10 +13,11 @@ import type { LinkResolver } from './resolver'
 export interface RedirectDeps {
   resolver: LinkResolver
   /**
-   * Takes the click of a counted redirect (the recorder's log append): the 302 is released when the
-   * returned promise resolves, i.e. once the click is on disk; undefined: answer at once.
+   * Takes the click of a counted redirect with its 302 and gives back the answer: a promise of the 302
+   * resolved once the click is on disk (the recorder's log append, answers.ts), or the 302 itself (or
+   * nothing) to answer at once.
    */
-  record: (click: ClickEvent) => Promise<void> | undefined | void
+  record: (click: ClickEvent, response: Response) => Response | Promise<Response> | undefined | void
   shortDomain: string
   /** linkCacheKey(shortDomain, ''), computed once: the key of an alias is this plus the alias. */
   keyPrefix: string
@@ -173,7 +174,10 @@ function countedRedirect(link: CachedLink, visit: Visit): Response | Promise<Res
     clickId = `${clickPrefix}${(clickCounter++).toString(36)}`
   }
   const headers = request.headers
-  const written = deps.record({
+  // The 302 leaves once the click is in the log (the recorder's group commit): a crash after it loses
+  // no click a client was answered for.
+  const response = redirectTo(location)
+  const answer = deps.record({
     clickId,
     linkId: link.id,
     domain: visit.domain,
@@ -184,11 +188,8 @@ function countedRedirect(link: CachedLink, visit: Visit): Response | Promise<Res
     ip: clientAddress(deps.clientIp ?? SOCKET_ADDRESS, request, visit.peer),
     country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
     url: link.url,
-  })
-  // The 302 leaves once the click is in the log (the recorder's group commit): a crash after it loses
-  // no click a client was answered for.
-  const response = redirectTo(location)
-  return written ? written.then(() => response) : response
+  }, response)
+  return answer ?? response
 }
 
 /** /health, /ready and /metrics of the default domain, when this redirector was given them. */

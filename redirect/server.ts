@@ -7,6 +7,7 @@ import { metricsResponse } from '../src/core/metrics'
 import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../src/core/readiness'
 import { DomainSet } from './domains'
 import { redirectMetrics, type RedirectMetrics } from './metrics'
+import { TurnAnswers } from './answers'
 import { handleRedirect, type RedirectDeps } from './handler'
 import type { InternalApi } from './internal-api'
 import type { ClickRecorder } from './recorder'
@@ -46,13 +47,15 @@ export async function createRedirector(
   const health = () => Response.json({ status: 'ok' }, { headers: { 'cache-control': 'no-store' } })
   const metrics = redirectMetrics({ resolver, recorder, domains })
   const checks = readinessChecks(parts, domains)
+  const observe = (started: number) => metrics.latency.observe((performance.now() - started) / 1000)
+  const answers = new TurnAnswers(observe)
   const ready = async () => readinessResponse(await checkReadiness(checks))
   const deps: RedirectDeps = {
     health,
     ready,
     metrics: (request) => metricsResponse(request, config.metricsToken, metrics.registry),
     resolver,
-    record: recorder.record,
+    record: (click, response) => answers.after(recorder.record(click), response),
     unlock: api.unlock,
     shortDomain: config.shortDomain,
     keyPrefix: linkCacheKey(config.shortDomain, ''),
@@ -70,15 +73,16 @@ export async function createRedirector(
     readinessChecks: checks,
     fetch: (request, peer) => {
       // The one per-request figure: an array bump once the answer is ready (for a counted redirect, once
-      // its click is on disk, which is when the 302 leaves).
+      // its click is on disk, which is when the 302 leaves: observed as its turn's answers are released).
       const started = performance.now()
       const answer = handleRedirect(request, deps, peer)
       if (answer instanceof Response) {
-        metrics.latency.observe((performance.now() - started) / 1000)
+        observe(started)
         return answer
       }
+      if (answers.claim(answer, started)) return answer
       return answer.then((response) => {
-        metrics.latency.observe((performance.now() - started) / 1000)
+        observe(started)
         return response
       })
     },
