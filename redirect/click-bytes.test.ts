@@ -53,19 +53,36 @@ describe('click rows from bytes', () => {
   })
 })
 
+/** A real FNV-1a collision among user-agent-like strings of one length (the birthday bound: some 100,000 tries). */
+function collidingPair(): [string, string] {
+  const seen = new Map<number, string>()
+  for (let i = 36 ** 4; ; i++) {
+    const text = `agent/${i.toString(36)}`
+    const bytes = Buffer.from(text)
+    const hash = byteHash(bytes, 0, bytes.length)
+    const other = seen.get(hash)
+    if (other !== undefined) return [other, text]
+    seen.set(hash, text)
+  }
+}
+
 describe('the byte memo', () => {
+  test('a value looked up in a buffer that is then reused for other bytes keeps its own key', () => {
+    // The batcher reads every segment into the same input buffer: a key that were a view of it would hold
+    // the next segment's bytes, and a colliding value at the same place would be answered as the old one.
+    const [first, second] = collidingPair()
+    expect(first.length).toBe(second.length)
+    const memo = new ByteMemo<string>()
+    const input = Buffer.alloc(64)
+    const lookup = () => memo.get(input, 2, 2 + first.length, (b, s, e) => `value of ${Buffer.from(b.subarray(s, e)).toString('latin1')}`)
+    input.write(`x\t${first}\ty`, 'latin1')
+    expect(lookup()).toBe(`value of ${first}`)
+    input.write(`x\t${second}\ty`, 'latin1')
+    expect(lookup()).toBe(`value of ${second}`)
+  })
+
   test('two values with the same hash each get their own value, never the other one', () => {
-    // A real FNV-1a collision among short user-agent-like strings (the birthday bound: a few 100,000 tries).
-    const seen = new Map<number, string>()
-    let pair: [string, string] | undefined
-    for (let i = 0; !pair; i++) {
-      const text = `agent/${i.toString(36)}`
-      const bytes = Buffer.from(text)
-      const hash = byteHash(bytes, 0, bytes.length)
-      const other = seen.get(hash)
-      if (other !== undefined) pair = [other, text]
-      else seen.set(hash, text)
-    }
+    const pair = collidingPair()
     const memo = new ByteMemo<string>()
     let computed = 0
     const lookup = (text: string) => {

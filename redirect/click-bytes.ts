@@ -190,7 +190,9 @@ export class ByteMemo<V> {
     if (entry !== undefined && sameBytes(entry.key, bytes, start, end)) return entry.value
     const value = compute(bytes, start, end)
     if (this.entries.size >= MEMO_SIZE) this.entries.clear()
-    this.entries.set(hash, { key: bytes.slice(start, end), value })
+    // A copy: `bytes` is the batcher's input buffer, reused for the next segment (a Buffer's slice() is a
+    // view of it, whose bytes would change under the key).
+    this.entries.set(hash, { key: new Uint8Array(bytes.subarray(start, end)), value })
     return value
   }
 }
