@@ -17,6 +17,8 @@ const events = [
   event({ clickId: 'c4', userAgent: `UA\t\\${'x'.repeat(600)}é中😀`, referrer: `https://r.example/${'y'.repeat(2000)}`, ip: '' }),
   event({ clickId: 'c5', url: 'https://d.example/p?utm_source=a\tb&utm_term=t#frag', referrer: 'not a url\\N\r\0' }),
   event({ clickId: 'c6', at: 1_700_000_000_124, userAgent: chrome, ip: '8.8.8.8', country: 'D\tE' }),
+  // A byte-order mark leads a value: kept, as the event's string has it.
+  event({ clickId: 'c7', userAgent: '\uFEFFbom-agent', referrer: '\uFEFF', ip: '10.1.2.3', country: 'us' }),
 ]
 
 function encodeBytes(encoder: ClickBytesEncoder, lines: string): { text: string; rows: number } {

@@ -73,7 +73,7 @@ export class ClickBytesEncoder {
   private readonly utms = new ByteMemo<Uint8Array>()
   private readonly tabs = new Int32Array(LINE_FIELDS - 1)
   private lastAt = -1
-  private lastTimestamp: Uint8Array = Buffer.alloc(0)
+  private lastTimestamp: Uint8Array = new Uint8Array(0)
 
   constructor(private readonly encoder: ClickEncoder) {}
 
@@ -151,7 +151,7 @@ export class ClickBytesEncoder {
     if (start === end) throw new Error('click segment: malformed time')
     if (ms !== this.lastAt) {
       this.lastAt = ms
-      this.lastTimestamp = Buffer.from(this.encoder.timestamp(ms))
+      this.lastTimestamp = utf8.encode(this.encoder.timestamp(ms))
     }
     return this.lastTimestamp
   }
@@ -159,21 +159,21 @@ export class ClickBytesEncoder {
   // What a memo computes for a value it has not seen, from the field's bytes.
   private readonly newReferrer = (bytes: Uint8Array, start: number, end: number): Referrer => {
     const { text, host } = this.encoder.referrer(field(bytes, start, end))
-    return { text: Buffer.from(text), host: Buffer.from(host) }
+    return { text: utf8.encode(text), host: utf8.encode(host) }
   }
 
   private readonly newAgent = (bytes: Uint8Array, start: number, end: number): Agent => {
     const { text, columns } = this.encoder.userAgent(field(bytes, start, end))
-    return { text: Buffer.from(text), columns: Buffer.from(columns) }
+    return { text: utf8.encode(text), columns: utf8.encode(columns) }
   }
 
   private readonly newPlace = (bytes: Uint8Array, start: number, end: number): Uint8Array => {
     let tab = start
     while (bytes[tab] !== TAB) tab++
-    return Buffer.from(this.encoder.place(field(bytes, start, tab), field(bytes, tab + 1, end)))
+    return utf8.encode(this.encoder.placeOnce(field(bytes, start, tab), field(bytes, tab + 1, end)))
   }
 
-  private readonly newUtm = (bytes: Uint8Array, start: number, end: number): Uint8Array => Buffer.from(this.encoder.utm(field(bytes, start, end)))
+  private readonly newUtm = (bytes: Uint8Array, start: number, end: number): Uint8Array => utf8.encode(this.encoder.utm(field(bytes, start, end)))
 }
 
 /**
@@ -216,7 +216,13 @@ function copy(target: Uint8Array, at: number, bytes: Uint8Array, from: number, t
   return at
 }
 
+// A memo's miss (every click from a new address, in real traffic most of them) decodes its field and
+// encodes what it computed: with these, about 0.1 µs each way, where a Buffer view and Buffer.from cost
+// 0.5-0.7 µs. ignoreBOM: a leading U+FEFF is part of the value, as Buffer's decoding keeps it.
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+const utf8 = new TextEncoder()
+
 /** A field's value as the client sent it: UTF-8 decoded, unescaped. */
 function field(bytes: Uint8Array, start: number, end: number): string {
-  return tsvUnescape(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8'))
+  return tsvUnescape(utf8Decoder.decode(bytes.subarray(start, end)))
 }

@@ -130,9 +130,18 @@ export class ClickEncoder {
 
   /** `ip_hash<TAB>country`: a country header (a CDN's) wins when it holds a code, else the IP's country. */
   place(ip: string, country: string): string {
-    if (country === '') return this.places.get(ip)
-    if (country.length === 2 && /^[A-Za-z]{2}$/.test(country)) return `${this.ipHasher.hash(ip)}\t${country.toUpperCase()}`
+    if (isCountryCode(country)) return `${this.ipHasher.hash(ip)}\t${country.toUpperCase()}`
     return this.places.get(ip)
+  }
+
+  /**
+   * place() computed afresh, without this encoder's memos: for a caller that keeps its own memo in front
+   * (redirect/click-bytes.ts), where a second and third one only cost a miss more.
+   */
+  placeOnce(ip: string, country: string): string {
+    const hash = this.ipHasher.digest(ip)
+    if (isCountryCode(country)) return `${hash}\t${country.toUpperCase()}`
+    return `${hash}\t${this.options.geoByIp !== false ? countryOfIp(ip) : ''}`
   }
 
   /** utm_source … utm_content of a destination, as it is now. */
@@ -157,6 +166,11 @@ export class ClickEncoder {
     this.userAgents.set(userAgent, stored)
     return stored
   }
+}
+
+/** A country header that holds a two-letter code (a CDN's); anything else is ignored for the IP's country. */
+function isCountryCode(country: string): boolean {
+  return country.length === 2 && /^[A-Za-z]{2}$/.test(country)
 }
 
 function storedReferrer(referrer: string): StoredReferrer {

@@ -15,10 +15,15 @@ export class IpHasher {
     if (ip === '') return ''
     let hash = this.memo.get(ip)
     if (hash === undefined) {
-      hash = new Bun.CryptoHasher('sha256', this.secret).update(ip).digest('hex').slice(0, 32)
+      hash = this.digest(ip)
       if (this.memo.size >= this.memoSize) this.memo.clear()
       this.memo.set(ip, hash)
     }
     return hash
+  }
+
+  /** The same hash computed afresh, for a caller that keeps its own memo in front. */
+  digest(ip: string): string {
+    return ip === '' ? '' : new Bun.CryptoHasher('sha256', this.secret).update(ip).digest('hex').slice(0, 32)
   }
 }
