@@ -10,6 +10,8 @@
 // its answer must not leave with this one.
 
 interface Turn {
+  /** The log's promise for this turn's write. */
+  commit: Promise<void>
   resolvers: Array<(response: Response) => void>
   responses: Response[]
   /** performance.now() at each request's start, once claimed; NaN: observed by whoever awaits it. */
@@ -23,7 +25,6 @@ const capture = (resolve: (response: Response) => void) => {
 }
 
 export class TurnAnswers {
-  private commit: Promise<void> | null = null
   private turn: Turn | null = null
   private last: Promise<Response> | null = null
 
@@ -37,16 +38,16 @@ export class TurnAnswers {
    */
   after(written: Promise<void> | undefined, response: Response): Response | Promise<Response> {
     if (written === undefined) return response
-    if (written !== this.commit || this.turn === null) {
-      const turn: Turn = { resolvers: [], responses: [], started: [] }
-      this.commit = written
-      this.turn = turn
-      written.then(() => this.release(turn))
+    let turn = this.turn
+    if (turn === null || turn.commit !== written) {
+      const next: Turn = { commit: written, resolvers: [], responses: [], started: [] }
+      written.then(() => this.release(next))
+      this.turn = turn = next
     }
     const answer = new Promise<Response>(capture)
-    this.turn.resolvers.push(captured)
-    this.turn.responses.push(response)
-    this.turn.started.push(Number.NaN)
+    turn.resolvers.push(captured)
+    turn.responses.push(response)
+    turn.started.push(Number.NaN)
     this.last = answer
     return answer
   }
@@ -63,10 +64,7 @@ export class TurnAnswers {
   }
 
   private release(turn: Turn): void {
-    if (this.turn === turn) {
-      this.turn = null
-      this.commit = null
-    }
+    if (this.turn === turn) this.turn = null
     const { resolvers, responses, started } = turn
     for (let i = 0; i < resolvers.length; i++) {
       if (!Number.isNaN(started[i]!)) this.answered(started[i]!)

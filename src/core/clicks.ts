@@ -89,8 +89,7 @@ export class ClickEncoder {
 
   constructor(ipHashSecret: string, private readonly options: { geoByIp?: boolean } = {}) {
     this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
-    const geo = options.geoByIp !== false
-    this.places = new Memo(IP_MEMO_SIZE, (ip) => `${this.ipHasher.hash(ip)}\t${geo ? countryOfIp(ip) : ''}`)
+    this.places = new Memo(IP_MEMO_SIZE, (ip) => this.placeOnce(ip, ''))
   }
 
   /** Loads what encoding needs once per thread (the IP-to-country table); resolves, never rejects. */
