@@ -65,6 +65,35 @@ export function ratios(redirector: ServerSummary, bare: ServerSummary, floor: Se
   return { toBare: redirector.rps / bare.rps, toFloor: redirector.rps / floor.rps }
 }
 
+const n = (x: number) => Math.round(x).toLocaleString('en-US')
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
+
+/**
+ * A server's requests/s over the floor's, round by round: each pair ran seconds apart, so where the host's
+ * speed changes during a run (a shared VM's fast and slow phases), these show how far the ratio of the
+ * medians moves with it.
+ */
+export function roundRatios(server: ServerSummary, floor: ServerSummary): number[] {
+  return server.runs.map((run, i) => run.rps / floor.runs[i]!.rps)
+}
+
+/** Below this, the floor's slowest round over its fastest, the machine's speed changed during the run. */
+export const UNSTEADY_FLOOR = 0.8
+
+/** The floor's slowest and fastest round, and a warning when they differ by more than UNSTEADY_FLOOR allows. */
+export function floorSteadiness(floor: ServerSummary): { slowest: number; fastest: number; warning: string | null } {
+  const rates = floor.runs.map((run) => run.rps)
+  const slowest = Math.min(...rates)
+  const fastest = Math.max(...rates)
+  const steady = fastest > 0 && slowest / fastest >= UNSTEADY_FLOOR
+  return {
+    slowest,
+    fastest,
+    warning: steady ? null : `the capture floor ran at ${n(slowest)}-${n(fastest)} req/s over the rounds (slowest / fastest ${(slowest / fastest).toFixed(2)}): ` +
+      'this machine\'s speed changed during the run, so the ratios of the medians mix rounds of different speeds; read them with the per-round ratios, or run again',
+  }
+}
+
 /**
  * --compare: this tree's redirector against the reference's. The relative difference of requests/s and of
  * CPU per request (positive: this tree is faster, resp. costs more) from the medians, and the median of
@@ -82,9 +111,6 @@ export function comparison(revision: string, redirectRuns: Run[], referenceRuns:
     rounds: redirectRuns.length,
   }
 }
-
-const n = (x: number) => Math.round(x).toLocaleString('en-US')
-const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
 
 /**
  * The table: one row per server (req/s, p50, p99, its CPU µs per request, the part of it its serving thread
@@ -122,6 +148,8 @@ export function printSummary(s: {
   links: number
   servers: Record<string, ServerSummary>
   ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number }; embedded?: { toBare: number; toFloor: number } }
+  /** Round by round over the floor (roundRatios), and the floor's own steadiness. */
+  rounds: { redirector: number[]; reference?: number[]; embedded?: number[]; floor: ReturnType<typeof floorSteadiness> }
   paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
   /** The capture floor paced to the same rate: the p99 this machine gives any server at that rate. */
   floorPaced: { rps: number; p50Ms: number; p99Ms: number; cores: Record<string, number> }
@@ -141,6 +169,10 @@ export function printSummary(s: {
     `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
       (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
       (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
+    `per round over the floor: redirector ${s.rounds.redirector.map((x) => x.toFixed(3)).join(' ')}` +
+      (s.rounds.reference ? `; reference ${s.rounds.reference.map((x) => x.toFixed(3)).join(' ')}` : '') +
+      (s.rounds.embedded ? `; embedded ${s.rounds.embedded.map((x) => x.toFixed(3)).join(' ')}` : ''),
+    ...(s.rounds.floor.warning ? [`  NOTE ${s.rounds.floor.warning}`] : []),
     `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
     `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
     'CPU of the other processes (medians over each server\'s runs):',

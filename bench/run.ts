@@ -33,7 +33,7 @@ import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
 import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
-import { comparison, printSummary, ratios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { comparison, floorSteadiness, printSummary, ratios, roundRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
@@ -254,6 +254,12 @@ async function main() {
       floorToBare: floorSummary.rps / bare.rps,
       ...(referenceSummary ? { reference: ratios(referenceSummary, bare, floorSummary) } : {}),
       embedded: ratios(embeddedSummary, bare, floorSummary),
+    },
+    rounds: {
+      redirector: roundRatios(redirectorSummary, floorSummary),
+      ...(referenceSummary ? { reference: roundRatios(referenceSummary, floorSummary) } : {}),
+      embedded: roundRatios(embeddedSummary, floorSummary),
+      floor: floorSteadiness(floorSummary),
     },
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     floorPaced: { rps: floorPaced.rps, p50Ms: floorPaced.latency.p50 / 1000, p99Ms: floorPaced.latency.p99 / 1000, cores: floorPaced.cores },
