@@ -67,6 +67,7 @@ export function ratios(redirector: ServerSummary, bare: ServerSummary, floor: Se
 
 const n = (x: number) => Math.round(x).toLocaleString('en-US')
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`
+const ratioList = (ratios: number[]) => ratios.map((x) => x.toFixed(3)).join(' ')
 
 /**
  * A server's requests/s over the floor's, round by round: each pair ran seconds apart, so where the host's
@@ -169,9 +170,9 @@ export function printSummary(s: {
     `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
       (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
       (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
-    `per round over the floor: redirector ${s.rounds.redirector.map((x) => x.toFixed(3)).join(' ')}` +
-      (s.rounds.reference ? `; reference ${s.rounds.reference.map((x) => x.toFixed(3)).join(' ')}` : '') +
-      (s.rounds.embedded ? `; embedded ${s.rounds.embedded.map((x) => x.toFixed(3)).join(' ')}` : ''),
+    `per round over the floor: redirector ${ratioList(s.rounds.redirector)}` +
+      (s.rounds.reference ? `; reference ${ratioList(s.rounds.reference)}` : '') +
+      (s.rounds.embedded ? `; embedded ${ratioList(s.rounds.embedded)}` : ''),
     ...(s.rounds.floor.warning ? [`  NOTE ${s.rounds.floor.warning}`] : []),
     `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
     `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
