@@ -185,6 +185,29 @@ export function optionReader(args: string[]) {
   return { value, int }
 }
 
+/** Variables the bench sets itself for each server (ports, data, secrets, engines): --server-env may not. */
+const BENCH_OWN_ENV = new Set(['PORT', 'REDIRECT_PORT', 'SHORT_DOMAIN', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'INTERNAL_SECRET', 'IP_HASH_SECRET', 'METRICS_TOKEN', 'API_INTERNAL_URL', 'REDIRECT_WORKERS'])
+
+/**
+ * Every `--server-env NAME=VALUE` (any number of them): variables added to the environment of each
+ * process the bench starts from this tree (the servers under test, the API, the reference), so a
+ * runtime setting is measured on all of them alike. Throws on anything but NAME=VALUE, and on a name
+ * the bench sets itself.
+ */
+export function serverEnvOption(args: string[]): Record<string, string> {
+  const env: Record<string, string> = {}
+  args.forEach((arg, at) => {
+    if (arg !== '--server-env') return
+    const assignment = args[at + 1] ?? ''
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(assignment)
+    if (!match) throw new Error(`--server-env needs NAME=VALUE, got ${JSON.stringify(assignment)}`)
+    const [, name, value] = match as unknown as [string, string, string]
+    if (BENCH_OWN_ENV.has(name)) throw new Error(`--server-env cannot set ${name}: the bench sets it for each server`)
+    env[name] = value
+  })
+  return env
+}
+
 /**
  * The frame of a bench runner, set up at once: a fresh work dir (prefix in the system's temporary
  * directory), one cleanup stack, and a watchdog (exit 3), SIGINT (130) and SIGTERM (143) that stop

@@ -9,7 +9,7 @@
 // both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
 //   bun run bench [--duration 10s] [--warmup 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
-//                 [--timeout 300s] [--pin] [--compare <git-rev>] [--profile <dir>] [--no-fail]
+//                 [--timeout 300s] [--pin] [--compare <git-rev>] [--profile <dir>] [--server-env NAME=VALUE ...] [--no-fail]
 // --warmup gives each server one unmeasured run of that length under the same load before the rounds
 // (0s: none), so the rounds see each process in its steady state (JIT tiers, allocator), as in production.
 // --pin puts the servers under test on CPU 1 and everything else (wrk, the ClickHouse stand-in, the API)
@@ -20,6 +20,9 @@
 // and DATA_DIR), warmed the same way; the summary adds this tree's difference to it.
 // --profile <dir> runs the redirector under Bun's sampling profiler (--cpu-prof, with the markdown
 // summary) and leaves its profile in <dir> when it stops: the figures of such a run are not comparable.
+// --server-env NAME=VALUE (repeatable) adds a variable to the environment of every process started from
+// this tree (bare, floor, redirector, embedded, reference and the API), to measure a runtime setting on
+// all of them alike; the summary names them.
 // Targets (bench/redirect-targets.ts): redirector >= 0.85 of the floor's requests/s; p99 < 3 ms at half
 // the redirector's rate; clicks in ClickHouse equal redirects served within 2 s after the load stops.
 // Exits 1 when one is missed (--no-fail: 0, for exploratory runs). Writes bench/results/redirect-latest.json
@@ -32,7 +35,7 @@ import { linkCacheKey } from '../src/core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
-import { benchRun, freePorts, log, median, optionReader, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
+import { benchRun, freePorts, log, median, optionReader, serverEnvOption, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
 import { comparison, floorSteadiness, printSummary, ratios, roundRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
@@ -42,7 +45,7 @@ import { METRICS_TEST_TOKEN, scrapeMetrics } from '../test/support/metrics'
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
 
-interface Options { duration: string; warmup: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; fail: boolean }
+interface Options { duration: string; warmup: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; serverEnv: Record<string, string>; fail: boolean }
 
 /** The pause after each run, so one server's trailing work (the last click segment shipped to ClickHouse)
  *  does not fall into the next server's run; it is charged to the run's requests (withCpu). */
@@ -65,7 +68,7 @@ function parseOptions(args: string[]): Options {
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
   return {
     duration, warmup, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
-    pin: args.includes('--pin'), compare, profile: profile === null ? null : resolve(profile), fail: !args.includes('--no-fail'),
+    pin: args.includes('--pin'), compare, profile: profile === null ? null : resolve(profile), serverEnv: serverEnvOption(args), fail: !args.includes('--no-fail'),
   }
 }
 
@@ -91,6 +94,7 @@ function lowerPriority(pid: number): void {
 
 async function main() {
   log(`work dir ${workDir}; wrk -t${options.threads} -c${options.connections} -d${options.duration}, ${options.links} links, ${options.rounds} rounds`)
+  if (Object.keys(options.serverEnv).length > 0) log(`every server's environment adds ${envList(options.serverEnv)} (--server-env)`)
   const { databaseUrl, redisUrl } = await startServices(cleanup)
 
   const chdb = await spawnChdbHttp({ path: join(workDir, 'clickhouse') })
@@ -102,7 +106,7 @@ async function main() {
   const [apiPort, redirectPort, baselinePort, floorPort, referencePort, embeddedPort] = freePorts(6) as [number, number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
-    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort,
+    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort, env: options.serverEnv,
     redirectorFlags: options.profile === null ? [] : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${options.profile}`],
     started: (child) => pin(child.proc.pid, child.name === 'api' ? 0 : 1),
   })
@@ -247,6 +251,7 @@ async function main() {
     at: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
     wrk: { threads: options.threads, connections: options.connections, duration: options.duration, warmup: options.warmup, rounds: options.rounds, pinned: options.pin },
+    serverEnv: options.serverEnv,
     links: options.links,
     servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}), embedded: embeddedSummary },
     ratios: {
@@ -280,6 +285,10 @@ async function main() {
   } else if (missed > 0) log(`${missed} target(s) missed; --no-fail: exit 0`)
 }
 
+function envList(env: Record<string, string>): string {
+  return Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')
+}
+
 function describe(r: Run): string {
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
   const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
@@ -296,7 +305,7 @@ function describe(r: Run): string {
  */
 async function startEmbedded(port: number) {
   const shortDomain = `127.0.0.1:${port}`
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded'), METRICS_TOKEN: METRICS_TEST_TOKEN }
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...options.serverEnv, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded'), METRICS_TOKEN: METRICS_TEST_TOKEN }
   const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'src/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
   cleanup.push('embedded default', () => child.stop())
   const url = `http://${shortDomain}`
