@@ -143,6 +143,11 @@ export function comparisonLine(c: ReturnType<typeof comparison>): string {
     `paired by round: req/s ${pct(c.pairedRps)}, CPU per request ${pct(c.pairedCpuPerRequest)} (median of ${c.rounds})`
 }
 
+/** Variables as a shell would write them: `A=1 B=2`. */
+export function envList(env: Record<string, string>): string {
+  return Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')
+}
+
 /** The printed summary: the servers, the ratios, the paced run, the other processes, clicks, targets. */
 export function printSummary(s: {
   wrk: { threads: number; connections: number; duration: string; warmup: string; rounds: number; pinned: boolean }
@@ -168,7 +173,7 @@ export function printSummary(s: {
     '',
     `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds after a ${s.wrk.warmup} warm-up run each` +
       (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
-    ...(s.serverEnv && Object.keys(s.serverEnv).length > 0 ? [`every server ran with ${Object.entries(s.serverEnv).map(([k, v]) => `${k}=${v}`).join(' ')} (--server-env)`] : []),
+    ...(s.serverEnv && Object.keys(s.serverEnv).length > 0 ? [`every server ran with ${envList(s.serverEnv)} (--server-env)`] : []),
     ...serverTable(servers),
     `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
       (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +

@@ -36,7 +36,7 @@ import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
 import { benchRun, freePorts, log, median, optionReader, serverEnvOption, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
-import { comparison, floorSteadiness, printSummary, ratios, roundRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { comparison, envList, floorSteadiness, printSummary, ratios, roundRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
 import { deleteSeededLinks, seedLinks, warmCache } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
@@ -283,10 +283,6 @@ async function main() {
     log(`${missed} target(s) missed: exit 1 (--no-fail exits 0)`)
     bench.fail()
   } else if (missed > 0) log(`${missed} target(s) missed; --no-fail: exit 0`)
-}
-
-function envList(env: Record<string, string>): string {
-  return Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')
 }
 
 function describe(r: Run): string {
