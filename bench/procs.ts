@@ -185,7 +185,11 @@ export function optionReader(args: string[]) {
   return { value, int }
 }
 
-/** Variables the bench sets itself for each server (ports, data, secrets, engines): --server-env may not. */
+/**
+ * Variables the bench sets itself for each server (ports, data, secrets, engines): --server-env may not.
+ * The same names as startApiAndRedirector and run.ts's startEmbedded set: one added there belongs here too
+ * (their own `env` parameter must still override, e.g. bench/workers.ts's REDIRECT_WORKERS).
+ */
 const BENCH_OWN_ENV = new Set(['PORT', 'REDIRECT_PORT', 'SHORT_DOMAIN', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'INTERNAL_SECRET', 'IP_HASH_SECRET', 'METRICS_TOKEN', 'API_INTERNAL_URL', 'REDIRECT_WORKERS'])
 
 /**
