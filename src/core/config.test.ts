@@ -60,6 +60,15 @@ describe('DATABASE_REPLICA_URL', () => {
   })
 })
 
+describe('DATABASE_PREPARED_STATEMENTS', () => {
+  test('on unless set to false; anything but true or false is refused', () => {
+    expect(parseConfig({}).databasePreparedStatements).toBe(true)
+    expect(parseConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false)
+    expect(parseConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements).toBe(true)
+    expect(() => parseConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS must be true or false/)
+  })
+})
+
 describe('CLICKHOUSE_CLUSTER', () => {
   const server = { CLICKHOUSE_URL: 'http://default:pw@ch-1:8123', INTERNAL_SECRET: 'x'.repeat(32), IP_HASH_SECRET: 'y'.repeat(32) }
 

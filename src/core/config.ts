@@ -51,6 +51,11 @@ export interface Config {
    * list, one link, statistics' link lookup (src/db/client.ts readFromReplica). Unset: they read the primary.
    */
   databaseReplicaUrl: string | undefined
+  /**
+   * DATABASE_PREPARED_STATEMENTS (default true): the API's queries as named prepared statements on each
+   * connection (src/db/prepared.ts). false for a pooler in transaction mode that cannot keep them.
+   */
+  databasePreparedStatements: boolean
   redisUrl: string | undefined
   clickhouseUrl: string | undefined
   /**
@@ -514,6 +519,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     dataDir,
     databaseUrl,
     databaseReplicaUrl,
+    databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     redisUrl,
     clickhouseUrl,
     clickhouseCluster,

@@ -10,6 +10,7 @@ import type { Config } from '../core/config'
 import * as schema from './schema'
 import { ADVISORY_LOCKS } from './locks'
 import { isConnectionError } from './errors'
+import { preparingStatements } from './prepared'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 
@@ -32,19 +33,21 @@ const MIGRATION_LOCK_ID = ADVISORY_LOCKS.migration
 /** Fewer connections than the primary's 10: the replica serves three routes' reads, nothing else. */
 const REPLICA_POOL_MAX = 5
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseReplicaUrl'>>): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseReplicaUrl' | 'databasePreparedStatements'>>): Promise<Database> {
   if (config.databaseUrl) {
     const databaseUrl = config.databaseUrl
     const { default: postgres } = await import('postgres')
     const { drizzle } = await import('drizzle-orm/postgres-js')
     const { migrate } = await import('drizzle-orm/postgres-js/migrator')
     const client = postgres(config.databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 })
-    const db = drizzle(client, { schema }) as unknown as Db
+    // Named prepared statements unless DATABASE_PREPARED_STATEMENTS=false (prepared.ts says why).
+    const statements = config.databasePreparedStatements === false ? <C,>(c: C) => c : preparingStatements
+    const db = drizzle(statements(client), { schema }) as unknown as Db
     // Connects on its first query, like the primary's pool: a replica that is down delays no start.
     const replica = config.databaseReplicaUrl ? postgres(config.databaseReplicaUrl, { max: REPLICA_POOL_MAX, onnotice: () => {}, connect_timeout: 10 }) : undefined
     return {
       db,
-      readDb: replica ? (drizzle(replica, { schema }) as unknown as Db) : db,
+      readDb: replica ? (drizzle(statements(replica), { schema }) as unknown as Db) : db,
       engine: 'postgres',
       async migrate() {
         // A connection of its own holds a session advisory lock for the whole run, so two processes

@@ -1,7 +1,7 @@
 // One contract for both Postgres engines: PGlite always, postgres.js when DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { eq, inArray } from 'drizzle-orm'
-import { openDatabase, type Database } from './client'
+import { eq, inArray, sql } from 'drizzle-orm'
+import { openDatabase, type Database, type Db } from './client'
 import { isUniqueViolation } from './errors'
 import { links } from './schema'
 
@@ -95,6 +95,53 @@ dbContract('PGlite', undefined)
 // where scripts/services.sh provides PostgreSQL and sets DATABASE_URL.
 describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
   dbContract('postgres.js', DATABASE_URL)
+
+  // What the connection a query ran on has prepared. Each check below opens a pool of its own and uses it
+  // one query at a time, so postgres.js opens a single connection and this lists that connection's.
+  const prepared = async (db: Db): Promise<string[]> =>
+    (await db.execute<{ statement: string }>(sql`select statement from pg_prepared_statements`)).map((row) => row.statement)
+
+  it('runs the queries drizzle builds as named prepared statements, reused on their next run (DATABASE_PREPARED_STATEMENTS default)', async () => {
+    const database = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: ':memory:' })
+    try {
+      for (const alias of ['prep-a', 'prep-b']) {
+        expect(await database.db.select({ id: links.id }).from(links).where(eq(links.alias, alias))).toEqual([])
+      }
+      const statements = await prepared(database.db)
+      expect(statements.filter((text) => text.includes('"links"."alias" = $1')), statements.join('\n')).toHaveLength(1)
+    } finally {
+      await database.close()
+    }
+  })
+
+  it('prepares them inside transactions and savepoints too', async () => {
+    const database = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: ':memory:' })
+    try {
+      const statements = await database.db.transaction(async (tx) => {
+        await tx.select({ id: links.id }).from(links).where(eq(links.url, 'https://prep.example/tx'))
+        await tx.transaction((savepoint) => savepoint.select({ id: links.id }).from(links).where(eq(links.domain, 'prep.example')))
+        return prepared(tx)
+      })
+      expect(statements.some((text) => text.includes('"links"."url" = $1')), statements.join('\n')).toBe(true)
+      expect(statements.some((text) => text.includes('"links"."domain" = $1')), statements.join('\n')).toBe(true)
+    } finally {
+      await database.close()
+    }
+  })
+
+  it('leaves them unnamed with DATABASE_PREPARED_STATEMENTS=false (a pooler in transaction mode)', async () => {
+    const database = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: ':memory:', databasePreparedStatements: false })
+    try {
+      for (const alias of ['prep-a', 'prep-b']) {
+        expect(await database.db.select({ id: links.id }).from(links).where(eq(links.alias, alias))).toEqual([])
+      }
+      // postgres.js' own type lookup at connect is prepared either way; none of drizzle's queries is.
+      const statements = await prepared(database.db)
+      expect(statements.filter((text) => text.includes('"links"')), statements.join('\n')).toEqual([])
+    } finally {
+      await database.close()
+    }
+  })
 
   it('lets two processes migrate one fresh database at once (advisory lock)', async () => {
     // A database of its own, so the two really race on an empty schema (needs CREATEDB, which
