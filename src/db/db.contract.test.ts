@@ -99,7 +99,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
   // What the connection a query ran on has prepared. Each check below opens a pool of its own and uses it
   // one query at a time, so postgres.js opens a single connection and this lists that connection's.
   const prepared = async (db: Db): Promise<string[]> =>
-    (await db.execute<{ statement: string }>(sql`select statement from pg_prepared_statements`)).map((row) => row.statement)
+    ((await db.execute(sql`select statement from pg_prepared_statements`)) as unknown as { statement: string }[]).map((row) => row.statement)
 
   it('runs the queries drizzle builds as named prepared statements, reused on their next run (DATABASE_PREPARED_STATEMENTS default)', async () => {
     const database = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: ':memory:' })
