@@ -70,7 +70,11 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   const { drizzle } = await import('drizzle-orm/pglite')
   const { migrate } = await import('drizzle-orm/pglite/migrator')
   const { openPgliteThread } = await import('./pglite-thread')
-  const client = await openPgliteThread(pgliteDir(config.dataDir))
+  const { initialisePgliteDir } = await import('./pglite-init')
+  const dir = pgliteDir(config.dataDir)
+  // An empty directory gets its cluster from a child process (pglite-init.ts: initdb's memory leaves with it).
+  if (dir !== MEMORY_DIR) await initialisePgliteDir(dir)
+  const client = await openPgliteThread(dir)
   // drizzle-orm/pglite calls query() and transaction() of its client, which the thread's client answers.
   const db = drizzle(client as unknown as PGlite, { schema }) as unknown as Db
   return {
@@ -83,9 +87,11 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   }
 }
 
+const MEMORY_DIR = 'memory://'
+
 /** DATA_DIR=":memory:" keeps everything in memory (tests); otherwise PGlite persists under DATA_DIR/postgres. */
 function pgliteDir(dataDir: string): string {
-  if (dataDir === ':memory:') return 'memory://'
+  if (dataDir === ':memory:') return MEMORY_DIR
   const dir = join(dataDir, 'postgres')
   mkdirSync(dir, { recursive: true })
   return dir
