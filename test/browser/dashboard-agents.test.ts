@@ -91,6 +91,8 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     await row.getByRole('button', { name: 'Revoke Reporting script' }).click()
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' })
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
+    await dialog.waitFor({ state: 'hidden' })
     expect(await row.isVisible()).toBe(true)
     expect((await call('/api/v1/links', key)).status).toBe(200)
     await row.getByRole('button', { name: 'Revoke Reporting script' }).click()
@@ -193,6 +195,8 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     await page.getByRole('button', { name: 'Kill Agent' }).click()
     const dialog = page.getByRole('dialog', { name: 'Kill this Agent?' })
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
+    await dialog.waitFor({ state: 'hidden' })
     expect((await call('/api/v1/links', agent.token)).status).toBe(200)
     await page.getByRole('button', { name: 'Kill Agent' }).click()
     await dialog.getByRole('button', { name: 'Kill Agent' }).click()

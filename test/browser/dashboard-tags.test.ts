@@ -155,6 +155,8 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     const dialog = page.getByRole('dialog', { name: 'Delete this tag?' })
     await dialog.waitFor()
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
+    await dialog.waitFor({ state: 'hidden' })
     expect(await item.isVisible()).toBe(true)
     await item.getByRole('button', { name: 'Delete tag newsletter' }).click()
     await dialog.getByRole('button', { name: 'Delete tag' }).click()
@@ -231,6 +233,8 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await dialog.waitFor()
     expect(await dialog.textContent()).toContain('with every link on it')
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
+    await dialog.waitFor({ state: 'hidden' })
     expect(await card.isVisible()).toBe(true)
     await card.getByRole('button', { name: `Delete ${hostname}` }).click()
     await dialog.getByRole('button', { name: 'Delete domain and its links' }).click()

@@ -107,6 +107,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     const dialog = page.getByRole('dialog', { name: 'Delete this link?' })
     await dialog.waitFor()
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
+    await dialog.waitFor({ state: 'hidden' })
     expect(await row.isVisible()).toBe(true)
     await row.getByRole('button', { name: `Delete ${shortUrl}` }).click()
     await dialog.getByRole('button', { name: 'Delete link' }).click()
