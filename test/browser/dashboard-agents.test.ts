@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { HAVE_CHROMIUM, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
+import { cancelDialog, HAVE_CHROMIUM, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 
 reportSkip('test/browser/dashboard-agents.test.ts')
 
@@ -90,9 +90,7 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
 
     await row.getByRole('button', { name: 'Revoke Reporting script' }).click()
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' })
-    await dialog.getByRole('button', { name: 'Cancel' }).click()
-    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
-    await dialog.waitFor({ state: 'hidden' })
+    await cancelDialog(dialog)
     expect(await row.isVisible()).toBe(true)
     expect((await call('/api/v1/links', key)).status).toBe(200)
     await row.getByRole('button', { name: 'Revoke Reporting script' }).click()
@@ -194,9 +192,7 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
 
     await page.getByRole('button', { name: 'Kill Agent' }).click()
     const dialog = page.getByRole('dialog', { name: 'Kill this Agent?' })
-    await dialog.getByRole('button', { name: 'Cancel' }).click()
-    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
-    await dialog.waitFor({ state: 'hidden' })
+    await cancelDialog(dialog)
     expect((await call('/api/v1/links', agent.token)).status).toBe(200)
     await page.getByRole('button', { name: 'Kill Agent' }).click()
     await dialog.getByRole('button', { name: 'Kill Agent' }).click()

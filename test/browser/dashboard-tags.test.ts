@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
+import { cancelDialog, HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product, SCREENSHOTS_DIR } from '../support/dashboard'
 import { startTestDnsServer, type TestDnsServer } from '../support/dns'
 import { until } from '../support/wait'
 
@@ -154,9 +154,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await item.getByRole('button', { name: 'Delete tag newsletter' }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete this tag?' })
     await dialog.waitFor()
-    await dialog.getByRole('button', { name: 'Cancel' }).click()
-    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
-    await dialog.waitFor({ state: 'hidden' })
+    await cancelDialog(dialog)
     expect(await item.isVisible()).toBe(true)
     await item.getByRole('button', { name: 'Delete tag newsletter' }).click()
     await dialog.getByRole('button', { name: 'Delete tag' }).click()
@@ -232,9 +230,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     const dialog = page.getByRole('dialog', { name: 'Delete this domain?' })
     await dialog.waitFor()
     expect(await dialog.textContent()).toContain('with every link on it')
-    await dialog.getByRole('button', { name: 'Cancel' }).click()
-    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
-    await dialog.waitFor({ state: 'hidden' })
+    await cancelDialog(dialog)
     expect(await card.isVisible()).toBe(true)
     await card.getByRole('button', { name: `Delete ${hostname}` }).click()
     await dialog.getByRole('button', { name: 'Delete domain and its links' }).click()

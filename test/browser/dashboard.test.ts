@@ -6,7 +6,7 @@
 // (nothing leaves the machine). Skipped, with a printed reason, where Chromium is absent.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product } from '../support/dashboard'
+import { cancelDialog, HAVE_CHROMIUM, LANDING_HOST, reportSkip, startProduct, type Product } from '../support/dashboard'
 
 reportSkip('test/browser/dashboard.test.ts')
 
@@ -106,9 +106,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     await row.getByRole('button', { name: `Delete ${shortUrl}` }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete this link?' })
     await dialog.waitFor()
-    await dialog.getByRole('button', { name: 'Cancel' }).click()
-    // Cancel closes the dialog (on the next frame: the page closes it from an effect).
-    await dialog.waitFor({ state: 'hidden' })
+    await cancelDialog(dialog)
     expect(await row.isVisible()).toBe(true)
     await row.getByRole('button', { name: `Delete ${shortUrl}` }).click()
     await dialog.getByRole('button', { name: 'Delete link' }).click()

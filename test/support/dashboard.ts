@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { freePort, startEntry, TEST_SECRETS, type Child } from './processes'
 import { signInCodeFrom, waitForMail } from './signin'
 import { codeFrom, startSmtpSink, type SmtpSink } from './smtp'
@@ -144,3 +144,13 @@ export async function startProduct(env: Record<string, string> = {}, options: { 
  * `SCREENSHOTS_DIR=docs/screenshots`), else a temporary directory, so a test run never changes the tree.
  */
 export const SCREENSHOTS_DIR = process.env.SCREENSHOTS_DIR || mkdtempSync(join(tmpdir(), 'dashboard-shots-'))
+
+/**
+ * Answers a confirm dialog with Cancel and waits until it has closed: the page closes it from an effect,
+ * on the next frame, and until then its buttons still match (its confirm button may share a name with
+ * the page's own, as "Kill Agent" does).
+ */
+export async function cancelDialog(dialog: Locator): Promise<void> {
+  await dialog.getByRole('button', { name: 'Cancel' }).click()
+  await dialog.waitFor({ state: 'hidden' })
+}
