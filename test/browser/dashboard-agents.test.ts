@@ -134,11 +134,15 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     expect(held.status).toBe(202)
     expect((await call(`/api/v1/links/${agent.alias}`, human.apiKey)).status).toBe(200)
 
+    // The Agent list answers after the approvals here (as it did once by chance under CI's load): a card
+    // still names the Agent the moment it shows, never its raw id.
+    await page.route('**/api/v1/agents', async (route) => (await Bun.sleep(400), route.continue()))
     await section('Approvals').click()
     await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor()
     const card = page.getByRole('article').filter({ hasText: `DELETE /api/v1/links/${agent.alias}` })
     await card.waitFor()
     expect(await card.getByRole('heading').textContent()).toBe(`${agent.name} asks to delete a link`)
+    await page.unroute('**/api/v1/agents')
     expect(await card.textContent()).toContain('Waiting for your decision')
     await page.screenshot({ path: `${SHOTS}/dashboard-approvals.png`, fullPage: true })
     await page.setViewportSize({ width: 390, height: 844 })

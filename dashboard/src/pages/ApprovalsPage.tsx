@@ -24,8 +24,11 @@ export function ApprovalsPage() {
   const [status, setStatus] = useState<Status | ''>('pending')
   const [approvals, setApprovals] = useState<Approval[] | null>(null)
   const [error, setError] = useState<unknown>(null)
-  const { agents } = useAgents()
+  // The cards name the Agent, so they wait for the Agent list too (no flash of raw ids); should that list
+  // fail, a card falls back to the Agent's id rather than hiding the approvals.
+  const { agents, error: agentsError } = useAgents()
   const agentName = (id: string) => agents?.find((a) => a.id === id)?.name ?? id
+  const namesPending = agents === null && agentsError === null
 
   useEffect(() => {
     let current = true
@@ -62,7 +65,7 @@ export function ApprovalsPage() {
         </label>
       </div>
       <ErrorNotice error={error} />
-      {approvals === null ? (
+      {approvals === null || namesPending ? (
         !error && <Loading what="approvals" />
       ) : approvals.length === 0 ? (
         <p class="empty">{status === 'pending' ? 'Nothing waits for your approval.' : 'No approval here.'}</p>
