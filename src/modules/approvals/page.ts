@@ -10,6 +10,7 @@ import { escapeHtml, formField, htmlPage, redirect } from '../../lib/html'
 import { ApiError, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { formDoc, htmlDoc } from '../signin/docs'
+import { signInUrl } from '../signin/next'
 import { messagePage } from '../signin/pages'
 import { checkCsrf, readSession, type Session } from '../signin/service'
 import { accountApproval, APPROVAL_PAGE_PATH, decideApproval, type ApprovalView, type Execute } from './service'
@@ -62,7 +63,7 @@ export function approvalPageModule(services: Services, execute: Execute) {
       `${APPROVAL_PAGE_PATH}/:approvalId`,
       async ({ request, params }) => {
         const session = await readSession(services, request)
-        if (!session) return redirect(`/signin?next=${encodeURIComponent(pagePath(params.approvalId))}`)
+        if (!session) return redirect(signInUrl(pagePath(params.approvalId)))
         try {
           const { view, agentName } = await accountApproval(services, session.account.id, params.approvalId)
           return approvalPage(view, agentName, session)
@@ -84,7 +85,7 @@ export function approvalPageModule(services: Services, execute: Execute) {
       `${APPROVAL_PAGE_PATH}/:approvalId`,
       async ({ request, params, body }) => {
         const session = await readSession(services, request)
-        if (!session) return redirect(`/signin?next=${encodeURIComponent(pagePath(params.approvalId))}`)
+        if (!session) return redirect(signInUrl(pagePath(params.approvalId)))
         if (!checkCsrf(session, formField(body, 'csrf'))) {
           return messagePage(403, 'Please decide again', 'This form was not sent from the approval page of your session. Open the approval again and decide there.', { next: pagePath(params.approvalId) })
         }

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import { escapeHtml, htmlPage, redirect } from '../../lib/html'
 import type { Services } from '../../services'
+import { signInUrl } from '../signin/next'
 import { readSession } from '../signin/service'
 
 export const DASHBOARD_PATH = '/app'
@@ -92,7 +93,7 @@ export function dashboardModule(services: Services, options: { distDir?: string 
   const page = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)
     const session = await readSession(services, request)
-    if (!session) return redirect(`/signin?next=${encodeURIComponent(url.pathname + url.search)}`)
+    if (!session) return redirect(signInUrl(url.pathname + url.search))
     if (!built) return notBuilt()
     const html = built.shell.replace(CSRF_META, `<meta name="csrf-token" content="${escapeHtml(session.csrfToken)}">`)
     return new Response(html, { headers: PAGE_HEADERS })

@@ -11,6 +11,7 @@ import { escapeHtml, formField, formTargetOf, htmlPage, redirect } from '../../l
 import { ApiError, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { formDoc, htmlDoc } from '../signin/docs'
+import { signInUrl } from '../signin/next'
 import { messagePage } from '../signin/pages'
 import { checkCsrf, readSession, type Session } from '../signin/service'
 import { CONSENT_PAGE_PATH } from './authorize'
@@ -22,7 +23,7 @@ function pagePath(requestId: string): string {
 }
 
 function toSignIn(requestId: string): Response {
-  return redirect(`/signin?next=${encodeURIComponent(pagePath(requestId))}`)
+  return redirect(signInUrl(pagePath(requestId)))
 }
 
 function notFound(): Response {

@@ -179,23 +179,6 @@ describe('sign-in by mailed code', () => {
     expect(ok.status, showPage(ok)).toBe(303)
   })
 
-  test('open redirect: next must be a path on this site', async () => {
-    for (const next of ['//evil.example', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', 'evil.example', '/ /evil.example']) {
-      const page = await new Browser(api.app).get(`/signin?next=${encodeURIComponent(next)}`)
-      expect(page.status, `${next}: ${showPage(page)}`).toBe(400)
-      expect(page.location).toBeNull()
-    }
-    // Even with the right code, a foreign next is not followed (and no session starts).
-    const { email } = await accountEmail()
-    const browser = new Browser(api.app)
-    const form = await askForCode(browser, email)
-    const code = signInCodeFrom(await waitForMail(sink, email))
-    const evil = await browser.post('/signin/code', { attempt: form.attempt, code, next: '//evil.example', csrf: form.csrf })
-    expect(evil.status, showPage(evil)).toBe(400)
-    expect(evil.location).toBeNull()
-    expect(browser.cookies.has('__Host-ls_session')).toBe(false)
-  })
-
   test('one code a minute per address, whether or not it has an account: a 429 page with Retry-After', async () => {
     for (const email of [(await accountEmail()).email, uniqueEmail('nobody')]) {
       const browser = new Browser(api.app)

@@ -67,4 +67,4 @@ export function formDoc(operationId: string, summary: string, description: strin
   }
 }
 
-export const NEXT_PARAM: Param = { name: 'next', description: 'A path on this site to go to once signed in (default /signin/done)' }
+export const NEXT_PARAM: Param = { name: 'next', description: 'A path on this site to go to once signed in (default /signin/done); anything else, once normalised, leads to /app' }

@@ -18,7 +18,7 @@ import type { Services } from '../../services'
 import { normalizeEmail } from '../account/registration'
 import { checkSignInCode, MAX_SIGN_IN_ATTEMPTS, requestSignInCode, SIGN_IN_CODE_TTL_MS, SIGN_IN_RATES } from './codes'
 import { readCookieOf, setCookie } from './cookies'
-import { DEFAULT_NEXT, localPath } from './next'
+import { DEFAULT_NEXT, FALLBACK_NEXT, returnPath } from './next'
 import { codePage, limitPage, messagePage, nextQuery, signedInPage, signInPage } from './pages'
 import { identityProviders, PROVIDER_NAMES } from './providers'
 import { providerRoutes } from './provider-routes'
@@ -30,10 +30,6 @@ export const SIGNIN_FORM_PATHS = ['/signin', '/signin/code', '/signout'] as cons
 
 const LOGIN_TOKEN = /^[A-Za-z0-9_-]{43}$/
 const MAX_EMAIL_LENGTH = 254
-
-function badNext(): Response {
-  return messagePage(400, 'Invalid link', '“next” must be a path on this site (such as /consent?request_id=…); this link leads elsewhere.')
-}
 
 function staleForm(next: string): Response {
   return messagePage(403, 'Please start again', 'This form was not sent from this site’s sign-in page, or your browser did not keep its cookie. Open the sign-in page again (cookies must be allowed).', { next })
@@ -70,19 +66,17 @@ export function signinModule(services: Services) {
     .get(
       '/signin',
       async ({ request, query }) => {
-        const next = localPath(query.next)
-        if (next === null) return badNext()
+        const next = returnPath(query.next)
         if (await readSession(services, request)) return redirect(next)
         const { token, cookies } = loginToken(request)
         return signInPage({ next, csrf: token, providers: configured, cookies })
       },
-      htmlDoc('signInPage', 'The sign-in page', 'The e-mail form (and "Sign in with GitHub / Google" when configured). `next`: a path on this site to go to once signed in (default /signin/done); anything else is a 400 page. Already signed in: 303 to `next`.', [200, 303, 400], [NEXT_PARAM]),
+      htmlDoc('signInPage', 'The sign-in page', `The e-mail form (and "Sign in with GitHub / Google" when configured). next: a path on this site to go to once signed in (default ${DEFAULT_NEXT}); anything else, once normalised, leads to ${FALLBACK_NEXT} instead. Already signed in: 303 to next.`, [200, 303], [NEXT_PARAM]),
     )
     .post(
       '/signin',
       async ({ request, body, server }) => {
-        const next = localPath(formField(body, 'next'))
-        if (next === null) return badNext()
+        const next = returnPath(formField(body, 'next'))
         if (!loginFormOk(request, body)) return staleForm(next)
         const csrf = formField(body, 'csrf')!
         const email = normalizeEmail(formField(body, 'email') ?? '')
@@ -102,8 +96,7 @@ export function signinModule(services: Services) {
     .post(
       '/signin/code',
       async ({ request, body, server }) => {
-        const next = localPath(formField(body, 'next'))
-        if (next === null) return badNext()
+        const next = returnPath(formField(body, 'next'))
         if (!loginFormOk(request, body)) return staleForm(next)
         const page = { attemptId: formField(body, 'attempt') ?? '', next, csrf: formField(body, 'csrf')!, email: formField(body, 'email') ?? '', validMinutes: SIGN_IN_CODE_TTL_MS / 60_000 }
         let check
@@ -135,7 +128,7 @@ export function signinModule(services: Services) {
     .post(
       '/signout',
       async ({ request, body }) => {
-        const next = localPath(formField(body, 'next')) ?? DEFAULT_NEXT
+        const next = returnPath(formField(body, 'next'))
         const session = await readSession(services, request)
         if (!session) return redirect(`/signin${nextQuery(next)}`, { cookies: [clearSessionCookie(config)] })
         if (!checkCsrf(session, formField(body, 'csrf'))) return messagePage(403, 'Please start again', 'This sign-out form was not sent from this site; sign out from the page that shows who is signed in.', { next: DEFAULT_NEXT })

@@ -12,7 +12,7 @@ import { enforceIpLimit } from '../../plugins/client'
 import type { Services } from '../../services'
 import { clearCookie, readCookieOf, setCookie } from './cookies'
 import { htmlDoc, NEXT_PARAM } from './docs'
-import { localPath } from './next'
+import { returnPath } from './next'
 import { limitPage, messagePage } from './pages'
 import { IdentityProviderError, PROVIDER_LABELS, PROVIDER_NAMES, type IdentityProvider, type ProviderName } from './providers'
 import { log } from '../../lib/log'
@@ -38,8 +38,8 @@ function encodePending(p: Pending): string {
 function decodePending(value: string | null): Pending | null {
   const parts = value?.split('.')
   if (!parts || parts.length !== 4 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return null
-  const next = localPath(Buffer.from(parts[3]!, 'base64url').toString())
-  return next === null ? null : { provider: parts[0]!, state: parts[1]!, verifier: parts[2]!, next }
+  const next = returnPath(Buffer.from(parts[3]!, 'base64url').toString())
+  return { provider: parts[0]!, state: parts[1]!, verifier: parts[2]!, next }
 }
 
 export function providerRoutes(services: Services, providers: Partial<Record<ProviderName, IdentityProvider>>, signIn: SignIn) {
@@ -58,15 +58,14 @@ function providerRoute(services: Services, name: ProviderName, provider: Identit
       `/signin/${name}`,
       ({ query }) => {
         if (!provider) return notConfigured()
-        const next = localPath(query.next)
-        if (next === null) return messagePage(400, 'Invalid link', '“next” must be a path on this site.')
+        const next = returnPath(query.next)
         const pending: Pending = { provider: name, state: generateState(), verifier: generateCodeVerifier(), next }
         return redirect(provider.authorizationUrl(pending.state, pending.verifier).href, {
           status: 302,
           cookies: [setCookie(config, 'provider', encodePending(pending), STATE_TTL_SECONDS)],
         })
       },
-      htmlDoc(`signInWith${label}`, `Sign in with ${label}`, `302 to ${label} (state, ${name === 'google' ? 'PKCE, ' : ''}and next kept in a 10-minute HttpOnly cookie). 404 page when ${name.toUpperCase()}_CLIENT_ID is not set.`, [302, 400, 404], [NEXT_PARAM]),
+      htmlDoc(`signInWith${label}`, `Sign in with ${label}`, `302 to ${label} (state, ${name === 'google' ? 'PKCE, ' : ''}and next kept in a 10-minute HttpOnly cookie). 404 page when ${name.toUpperCase()}_CLIENT_ID is not set.`, [302, 404], [NEXT_PARAM]),
     )
     .get(
       `/signin/${name}/callback`,
