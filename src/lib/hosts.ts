@@ -7,7 +7,7 @@
 export type HostKind = 'loopback' | 'unspecified' | 'link-local' | 'private' | 'public' | 'name'
 
 /** The four octets of a dotted-decimal IPv4 address, or null. */
-function ipv4(host: string): number[] | null {
+export function ipv4(host: string): number[] | null {
   const parts = host.split('.')
   if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p))) return null
   const octets = parts.map(Number)
@@ -29,7 +29,7 @@ function ipv4Kind([a, b, c]: number[]): HostKind {
 }
 
 /** The eight 16-bit groups of an IPv6 address (without brackets), or null. */
-function ipv6(host: string): number[] | null {
+export function ipv6(host: string): number[] | null {
   let text = host
   const tail: number[] = []
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)

@@ -24,7 +24,7 @@ export const PER_ADDRESS_RATES = {
 } as const
 
 /** What a pepper is for: one key per purpose, so a code of one can never pass as the other's. */
-export type MailedCodePurpose = 'email-verification-code/v1' | 'sign-in-code/v1'
+export type MailedCodePurpose = 'email-verification-code/v1' | 'sign-in-code/v1' | 'sign-in-code-derivation/v1'
 
 /** Six digits, uniform: 32-bit draws at or above the largest multiple of 10^6 are drawn again (no modulo bias). */
 export function generateCode(random: (buffer: Uint32Array) => void = (b) => void crypto.getRandomValues(b)): string {

@@ -2,40 +2,53 @@
 // verification, so every account's address is verified). The code is a mailed one-time code
 // (account/mailed-codes.ts, as registration's): its HMAC binds the attempt id and the account.
 //
-// Nobody learns from these steps whether an address has an account: an unknown address gets an
-// attempt id as well (stored nowhere), whose wrong codes are counted in the limiter instead of the
-// table and answered with the same words; the account lookup, the stored code and the mail all happen
-// after the answer (requestSignInCode), so the answer's timing tells nothing either.
+// Nobody learns from these steps whether an address has an account: every attempt id, issued for an
+// account's address or not, has its wrong codes counted in the limiter before anything is looked up,
+// so the answer to a code cannot depend on whether (or when) its row was written; the account lookup,
+// the stored code and the mail happen after the answer (requestSignInCode), so its timing tells nothing.
+//
+// Nobody can lock a person out either: the limits per address count per requesting network, so a
+// stranger's requests do not use up the owner's; the same client address asking again within the
+// minute gets its pending code mailed again (the code is derived from the attempt, so it can be); and
+// asking again never retires a code already mailed: each works until it is used or expires.
 import type { LimitResult } from '../../adapters/ports'
-import { and, eq, isNull } from 'drizzle-orm'
+import { createHmac } from 'node:crypto'
+import { and, eq, isNull, ne } from 'drizzle-orm'
 import type { Config } from '../../core/config'
 import { accounts, signInCodes } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
 import { log } from '../../lib/log'
 import { isId, newId } from '../../lib/ids'
+import { networkOf } from '../../lib/network'
 import { hashSecret, sameSecret } from '../../lib/secrets'
 import type { Mailer, MailMessage } from '../../mail/mailer'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { codePepper, countAttempt, generateCode, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, PER_ADDRESS_RATES, readCode, useCode } from '../account/mailed-codes'
+import { codePepper, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, readCode, useCode } from '../account/mailed-codes'
 import { normalizeEmail } from '../account/registration'
 
 export const SIGN_IN_CODE_TTL_MS = MAILED_CODE_TTL_MS
 export const MAX_SIGN_IN_ATTEMPTS = MAX_MAILED_CODE_ATTEMPTS
 
 /**
- * Per address: one code a minute and five an hour, whether or not it has an account (the same limits
- * as registration's, so nobody floods an inbox). Per client IP: twenty requests an hour, and sixty code
- * submissions (a person needs a handful; a guesser is stopped by the five attempts per code anyway).
+ * Mails per address and requesting network (IPv4 /24, IPv6 /56): five an hour; a repeat from the same
+ * client address within the minute re-sends its pending code rather than a new one. Mails per address from every network:
+ * twenty an hour, the ceiling that stops anyone flooding an inbox from many networks. Per client IP:
+ * twenty requests an hour, and sixty code submissions (a person needs a handful; a guesser is stopped
+ * by the five attempts per code anyway).
  */
 export const SIGN_IN_RATES = {
-  ...PER_ADDRESS_RATES,
+  perAddressNetworkHour: { limit: 5, windowMs: 3_600_000 },
+  perAddressHour: { limit: 20, windowMs: 3_600_000 },
   requestsPerIp: { limit: 20, windowMs: 3_600_000 },
   codesPerIp: { limit: 60, windowMs: 3_600_000 },
 } as const
 
-/** Attempts on an id that has no pending row are counted a day: far longer than any code lives. */
-const UNKNOWN_ATTEMPT_WINDOW_MS = 24 * 3_600_000
+/** How long a request's attempt is the one the same e-mail address and client address get again. */
+export const RESEND_WINDOW_SECONDS = 60
+
+/** Wrong codes are counted per attempt for a day: far longer than any code lives. */
+const ATTEMPT_WINDOW_MS = 24 * 3_600_000
 
 export function isAttemptId(value: string): boolean {
   return isId('signIn', value)
@@ -61,90 +74,125 @@ export function signInMail(to: string, code: string, origin: string): MailMessag
 }
 
 /**
- * Starts a sign-in for an address: returns the attempt id the code form carries. The answer does not
- * wait for anything that depends on the address: only the per-address limits (the same for every
- * address) run first. Looking the account up, storing its code (a transaction an unknown address does not
- * need) and mailing it happen after, so the answer's timing tells nobody whether the address has an
- * account. Whatever fails there is logged (never the code) and the person simply asks again.
+ * Starts a sign-in for an address from a client address: returns the attempt id the code form carries.
+ * The answer waits only for the limits and the pending-attempt lookup, which are the same for every
+ * address. Looking the account up, storing its code and mailing it happen after, so the answer's timing
+ * tells nobody whether the address has an account. Whatever fails there is logged (never the code) and
+ * the person simply asks again.
  */
-export async function requestSignInCode(services: Services, mailer: Mailer, rawEmail: string): Promise<{ attemptId: string; email: string; issued: Promise<void> }> {
+export async function requestSignInCode(services: Services, mailer: Mailer, rawEmail: string, clientIp: string): Promise<{ attemptId: string; email: string; resent: boolean; issued: Promise<void> }> {
   const email = normalizeEmail(rawEmail)
-  // Keyed by the address's hash: the limiter's store never holds it in clear.
+  // Keyed by hashes: the stores never hold the address in clear.
   const emailKey = hashSecret(email)
-  await limitWithHint(services, `signin:email-minute:${emailKey}`, SIGN_IN_RATES.perEmailMinute, 'A code was sent to this address less than a minute ago; wait a minute before asking again.')
-  await limitWithHint(services, `signin:email-hour:${emailKey}`, SIGN_IN_RATES.perEmailHour, 'Too many codes were asked for this address this hour; retry later.')
-
-  const attemptId = newId('signIn')
-  const issued = issueSignInCode(services, mailer, email, attemptId).catch((error) => {
+  const networkKey = `${emailKey}:${hashSecret(networkOf(clientIp))}`
+  // The pending attempt is the requesting address's own: another address of the same network never
+  // receives it (and so cannot spend its attempts).
+  const pendingKey = `signin:pending:${emailKey}:${hashSecret(clientIp)}`
+  const pending = await services.kv.get(pendingKey)
+  const attemptId = pending !== null && isAttemptId(pending) ? pending : newId('signIn')
+  const resent = attemptId === pending
+  // A new code is refused past the limits; a repeat of a pending one is answered either way and mailed
+  // only while the limits allow (the code mailed before still works).
+  const mailAllowed = await mailBudget(services, emailKey, networkKey, !resent)
+  if (!resent) await services.kv.set(pendingKey, attemptId, RESEND_WINDOW_SECONDS)
+  const issued = (mailAllowed ? issueSignInCode(services, mailer, email, attemptId) : Promise.resolve()).catch((error) => {
     log.error({ component: 'signin', error: errorSummary(error) }, 'sign-in code not issued')
   })
-  return { attemptId, email, issued }
+  return { attemptId, email, resent, issued }
 }
 
-/** When an account uses the address: its code stored under the attempt id (replacing any pending one) and mailed. */
+/** One mail counted against the address's limits; throws RATE_LIMITED past them when `refuse`. */
+async function mailBudget(services: Services, emailKey: string, networkKey: string, refuse: boolean): Promise<boolean> {
+  const limits = [
+    { key: `signin:mail-net-hour:${networkKey}`, rate: SIGN_IN_RATES.perAddressNetworkHour, hint: 'Too many codes were asked for this address from your network this hour; use the latest code you received, or retry later.' },
+    { key: `signin:mail-hour:${emailKey}`, rate: SIGN_IN_RATES.perAddressHour, hint: 'Too many codes were asked for this address this hour; use the latest code you received, or retry later.' },
+  ]
+  for (const { key, rate, hint } of limits) {
+    try {
+      await limitWithHint(services, key, rate, hint)
+    } catch (error) {
+      if (refuse || !(error instanceof ApiError && error.code === 'RATE_LIMITED')) throw error
+      return false
+    }
+  }
+  return true
+}
+
+/**
+ * When an account uses the address: the attempt's code stored (once: a re-send finds it there) and
+ * mailed. Codes mailed before stay valid until used or expired.
+ */
 async function issueSignInCode(services: Services, mailer: Mailer, email: string, attemptId: string): Promise<void> {
   const [account] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
   if (!account) return
-  const code = generateCode()
+  const code = signInCode(services.config, attemptId, account.id)
   const now = new Date(services.now())
   await services.db.transaction(async (tx) => {
-    await tx.update(signInCodes).set({ usedAt: now }).where(and(eq(signInCodes.accountId, account.id), isNull(signInCodes.usedAt)))
-    await tx.insert(signInCodes).values({
-      id: attemptId,
-      accountId: account.id,
-      codeHash: hashSignInCode(services.config, attemptId, account.id, code),
-      expiresAt: new Date(now.getTime() + SIGN_IN_CODE_TTL_MS),
-      createdAt: now,
-    })
+    await tx
+      .insert(signInCodes)
+      .values({
+        id: attemptId,
+        accountId: account.id,
+        codeHash: hashSignInCode(services.config, attemptId, account.id, code),
+        expiresAt: new Date(now.getTime() + SIGN_IN_CODE_TTL_MS),
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: signInCodes.id })
   })
   try {
     await mailer.send(signInMail(email, code, services.config.publicApiUrl))
   } catch (error) {
-    // Nobody received this code: retire it. The person sees no mail and asks again.
+    // Nobody received this code, unless an earlier mail of the same attempt did: it stays, and the
+    // person asks again if no mail came.
     log.error({ component: 'mail', error: errorSummary(error) }, 'sign-in code not delivered')
-    await useCode(services.db, signInCodes, attemptId, now).catch(() => {})
   }
+}
+
+/**
+ * The attempt's code: six digits of an HMAC of the attempt and the account under a key derived from
+ * INTERNAL_SECRET, so the same attempt can be mailed again while only a hash of the code is stored.
+ * 48 bits reduced modulo 10^6: the bias is below one in 10^8.
+ */
+function signInCode(config: Pick<Config, 'internalSecret'>, attemptId: string, accountId: string): string {
+  const mac = createHmac('sha256', codePepper(config, 'sign-in-code-derivation/v1')).update(`${attemptId}\n${accountId}`).digest()
+  return String(mac.readUIntBE(0, 6) % 1_000_000).padStart(6, '0')
 }
 
 export type CodeCheck =
   | { ok: true; accountId: string }
-  /** Wrong, expired, replaced or never issued: one answer for all, with the attempts left. */
+  /** Wrong, expired, used or never issued: one answer for all, with the attempts left. */
   | { ok: false; reason: 'wrong'; remaining: number }
   | { ok: false; reason: 'exhausted' }
   | { ok: false; reason: 'malformed' }
 
 /**
- * Checks a code. The attempt is counted (atomically, capped) before the comparison, so parallel guesses
- * cannot exceed five; on success the code is used up in the same guarded update, so it works once.
+ * Checks a code. The attempt is counted in the limiter (atomically, capped) before anything is looked
+ * up, the same way for every attempt id, so parallel guesses cannot exceed five and the answer is the
+ * same whether the code's row exists yet or not. On success the code is used up in a guarded update,
+ * so it works once, and the account's other pending codes are retired with it.
  */
 export async function checkSignInCode(services: Services, attemptId: string, rawCode: string): Promise<CodeCheck> {
   const code = readCode(rawCode)
   if (!isAttemptId(attemptId) || code === null) return { ok: false, reason: 'malformed' }
-  const now = new Date(services.now())
-  const counted = await countAttempt(services.db, signInCodes, attemptId)
-  if (!counted) {
-    const [row] = await services.db.select({ usedAt: signInCodes.usedAt }).from(signInCodes).where(eq(signInCodes.id, attemptId)).limit(1)
-    if (row && row.usedAt === null) return { ok: false, reason: 'exhausted' }
-    return unknownAttempt(services, attemptId)
+  let hit: LimitResult
+  try {
+    hit = await services.limiter.hit(`signin:attempt:${attemptId}`, MAX_SIGN_IN_ATTEMPTS, ATTEMPT_WINDOW_MS)
+  } catch {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly.', { retryAfter: 1 })
   }
-  const right = counted.expiresAt > now && sameSecret(counted.codeHash, hashSignInCode(services.config, attemptId, counted.accountId, code))
-  if (!right) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
+  if (!hit.allowed) return { ok: false, reason: 'exhausted' }
+  const now = new Date(services.now())
+  const [row] = await services.db.select().from(signInCodes).where(eq(signInCodes.id, attemptId)).limit(1)
+  const right = row !== undefined && row.usedAt === null && row.expiresAt > now && sameSecret(row.codeHash, hashSignInCode(services.config, attemptId, row.accountId, code))
   // Used by a parallel request with the same code a moment ago: that one signed in.
-  if (!(await useCode(services.db, signInCodes, attemptId, now))) return wrong(MAX_SIGN_IN_ATTEMPTS - counted.attempts)
-  return { ok: true, accountId: counted.accountId }
+  if (!right || !(await useCode(services.db, signInCodes, attemptId, now))) return wrong(hit.remaining)
+  await services.db
+    .update(signInCodes)
+    .set({ usedAt: now })
+    .where(and(eq(signInCodes.accountId, row.accountId), isNull(signInCodes.usedAt), ne(signInCodes.id, attemptId)))
+  return { ok: true, accountId: row.accountId }
 }
 
 function wrong(remaining: number): CodeCheck {
   return remaining <= 0 ? { ok: false, reason: 'exhausted' } : { ok: false, reason: 'wrong', remaining }
-}
-
-/** No pending code behind this id: counted like a real one, so the answers cannot tell them apart. */
-async function unknownAttempt(services: Services, attemptId: string): Promise<CodeCheck> {
-  let hit: LimitResult
-  try {
-    hit = await services.limiter.hit(`signin:unknown-attempt:${attemptId}`, MAX_SIGN_IN_ATTEMPTS, UNKNOWN_ATTEMPT_WINDOW_MS)
-  } catch {
-    throw new ApiError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly.', { retryAfter: 1 })
-  }
-  return hit.allowed ? wrong(hit.remaining) : { ok: false, reason: 'exhausted' }
 }

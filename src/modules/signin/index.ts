@@ -12,7 +12,7 @@ import { Elysia } from 'elysia'
 import { createMailer } from '../../mail/mailer'
 import { formField, redirect } from '../../lib/html'
 import { randomBase64url, sameSecret } from '../../lib/secrets'
-import { enforceIpLimit } from '../../plugins/client'
+import { clientIp, enforceIpLimit } from '../../plugins/client'
 import { errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { normalizeEmail } from '../account/registration'
@@ -85,13 +85,13 @@ export function signinModule(services: Services) {
         }
         try {
           await enforceIpLimit(services, request, server, 'signin-request', SIGN_IN_RATES.requestsPerIp)
-          const { attemptId } = await requestSignInCode(services, mailer, email)
+          const { attemptId } = await requestSignInCode(services, mailer, email, clientIp(services, request, server))
           return codePage({ attemptId, next, csrf, email, validMinutes: SIGN_IN_CODE_TTL_MS / 60_000 })
         } catch (error) {
           return limitPage(error, next)
         }
       },
-      formDoc('requestSignInCode', 'Mail a sign-in code', `Form: email, next, csrf (the sign-in page's token, which must match its cookie). Answers the code form whether or not an account uses the address (and mails a code only when one does). One code a minute and five an hour per address, ${SIGN_IN_RATES.requestsPerIp.limit} requests an hour per client IP (429 page).`, [200, 400, 403, 429], ['email', 'next', 'csrf']),
+      formDoc('requestSignInCode', 'Mail a sign-in code', `Form: email, next, csrf (the sign-in page's token, which must match its cookie). Answers the code form whether or not an account uses the address (and mails a code only when one does). Per address and requesting network: ${SIGN_IN_RATES.perAddressNetworkHour.limit} codes an hour, and a repeat within a minute mails the pending code again; per address from every network ${SIGN_IN_RATES.perAddressHour.limit} codes an hour; ${SIGN_IN_RATES.requestsPerIp.limit} requests an hour per client IP (429 page). Asking again never retires a code already mailed.`, [200, 400, 403, 429], ['email', 'next', 'csrf']),
     )
     .post(
       '/signin/code',
