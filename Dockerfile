@@ -35,6 +35,7 @@ RUN mkdir -p /app/data && chown bun:bun /app/data
 FROM runtime AS api
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY package.json ./
+COPY core ./core
 COPY src ./src
 COPY migrations ./migrations
 COPY --from=dashboard /app/dashboard/dist ./dashboard/dist
@@ -49,7 +50,7 @@ CMD ["bun", "--max-http-header-size=65536", "src/api.ts"]
 FROM runtime AS redirect
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY package.json ./
-COPY src/core ./src/core
+COPY core ./core
 COPY redirect ./redirect
 USER bun
 EXPOSE 3001

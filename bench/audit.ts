@@ -27,12 +27,12 @@ import { join } from 'node:path'
 import { openAdapters } from '../src/adapters'
 import { createClickHouse, migrateClickHouse } from '../src/adapters/clickhouse'
 import { createApi } from '../src/app'
-import { parseConfig } from '../src/core/config'
+import { parseConfig } from '../core/config'
 import { openDatabase } from '../src/db/client'
 import { accounts, links } from '../src/db/schema'
 import { createApiKey } from '../src/modules/account/keys'
 import { createAuditRecorder } from '../src/modules/audit/recorder'
-import { auditEvent, nextTurn, storedAudit, TEST_IP_HASH_SECRET } from '../src/modules/audit/test-fixtures'
+import { auditEvent, nextTurn, storedAudit, TEST_IP_HASH_SECRET } from '../test/support/audit-fixtures'
 
 const RECORD_BUDGET_NS = 100_000 // 0.1 ms, the target at the median
 

@@ -1,6 +1,6 @@
 // Measures what docs/scaling.md sizes a ClickHouse cluster with: the bytes one click takes in clicks_v1
 // (and in its hourly rollup) once compressed and merged, and the clicks one core inserts a second.
-// Rows are shaped like the redirector's (src/core/clicks.ts): real click and link id formats, a keyed
+// Rows are shaped like the redirector's (core/clicks.ts): real click and link id formats, a keyed
 // 128-bit IP hash, user agents, referrers and countries from weighted pools, links of uneven popularity;
 // each batch is inserted as the embedded redirector does (TabSeparated bytes straight to chDB, with a
 // dedup token and the view's dedup setting), so the rollup's materialized view runs on every batch.
@@ -16,8 +16,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClickHouse, migrateClickHouse, rawInsertOf } from '../src/adapters/clickhouse'
-import { newClickId } from '../src/core/click-id'
-import { CLICK_COLUMNS, CLICKS_TABLE, clickTimestamp } from '../src/core/clicks'
+import { newClickId } from '../core/click-id'
+import { CLICK_COLUMNS, CLICKS_TABLE, clickTimestamp } from '../core/clicks'
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {

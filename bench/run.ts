@@ -4,7 +4,7 @@
 // alternately with the same wrk settings and aliases, four servers: the bare Bun.serve 302
 // (bench/baseline.ts, the ceiling), the capture floor (bench/capture-floor.ts: the least a
 // click-recording redirect does), the redirector (warm cache, click capture and enrichment on) and the
-// embedded default (src/main.ts with nothing configured, one warm guest link, chDB inside). It
+// embedded default (one-process/main.ts with nothing configured, one warm guest link, chDB inside). It
 // reports requests/s, p50/p99 and CPU per request of each server process, the redirector's ratios to
 // both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
@@ -31,7 +31,7 @@ import { Redis } from 'ioredis'
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { join, resolve } from 'node:path'
-import { linkCacheKey } from '../src/core/link-cache'
+import { linkCacheKey } from '../core/link-cache'
 import { openDatabase } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
@@ -292,7 +292,7 @@ function describe(r: Run): string {
 }
 
 /**
- * The embedded default as `bun run start` runs it (src/main.ts: PGlite, chDB and the in-process cache
+ * The embedded default as `bun run start` runs it (one-process/main.ts: PGlite, chDB and the in-process cache
  * under a fresh DATA_DIR, nothing else configured but its port and SHORT_DOMAIN, the address wrk asks),
  * with one guest link made through its API and warmed (one GET, a click, and one HEAD). With --pin its
  * serving thread has CPU 1 to itself and its other threads (the click worker, chDB's) go to CPU 0 with
@@ -302,7 +302,7 @@ function describe(r: Run): string {
 async function startEmbedded(port: number) {
   const shortDomain = `127.0.0.1:${port}`
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...options.serverEnv, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded'), METRICS_TOKEN: METRICS_TEST_TOKEN }
-  const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'src/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
+  const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'one-process/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
   cleanup.push('embedded default', () => child.stop())
   const url = `http://${shortDomain}`
   await waitFor(child, `${url}/health`, 120_000)

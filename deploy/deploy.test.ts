@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig } from '../src/core/config'
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/core/shutdown'
+import { parseConfig } from '../core/config'
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../core/shutdown'
 import { METRICS_TEST_TOKEN } from '../test/support/metrics'
 import { freePort, startEntry, type Child } from '../test/support/processes'
 
@@ -28,7 +28,7 @@ const metricsIn = (expr: string) => [...expr.matchAll(/\blinkservice_[a-z0-9_]+/
 
 beforeAll(async () => {
   const port = await freePort()
-  product = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: join(mkdtempSync(join(tmpdir(), 'deploy-')), 'data'), METRICS_TOKEN: METRICS_TEST_TOKEN }, port)
+  product = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: join(mkdtempSync(join(tmpdir(), 'deploy-')), 'data'), METRICS_TOKEN: METRICS_TEST_TOKEN }, port)
   const response = await fetch(`${product.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TEST_TOKEN}` } })
   exported = familiesOf(await response.text())
 }, 120_000)

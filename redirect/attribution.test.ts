@@ -2,9 +2,9 @@
 // click id recorded for the click, nothing added for other links or for HEAD.
 import { describe, expect, test } from 'bun:test'
 import { MemoryKv } from '../src/adapters/memory-kv'
-import { parseClickId, verifyClickSignature, type ClickSigningKey } from '../src/core/click-id'
-import type { ClickEvent } from '../src/core/clicks'
-import { encodeCachedLink, linkCacheKey, type CachedLink } from '../src/core/link-cache'
+import { parseClickId, verifyClickSignature, type ClickSigningKey } from '../core/click-id'
+import type { ClickEvent } from '../core/clicks'
+import { encodeCachedLink, linkCacheKey, type CachedLink } from '../core/link-cache'
 import { handleRedirect, withAttribution, type RedirectDeps } from './handler'
 import { LinkResolver } from './resolver'
 

@@ -1,16 +1,16 @@
-// Ships the click log's sealed segments to ClickHouse (src/core/spool-shipper.ts: oldest first, one
+// Ships the click log's sealed segments to ClickHouse (core/spool-shipper.ts: oldest first, one
 // insert each under the segment's dedup token, deleted once acknowledged, retried with backoff while
 // ClickHouse is away). What is the clicks' own is here: how a segment becomes an insert.
 //
 // It runs on the click worker thread (recorder.ts). A segment is read back from its file (the page cache)
 // and encoded to TabSeparated rows byte to byte just before its insert (click-bytes.ts), in slices of
 // about ENCODE_SLICE rows. Encoding is also where a click is enriched (device, browser, OS, bot flag,
-// referrer host, UTM snapshot, country by IP: src/core/clicks.ts). While ClickHouse is away only the head
+// referrer host, UTM snapshot, country by IP: core/clicks.ts). While ClickHouse is away only the head
 // batch is kept in memory (for its retries); the others wait in their files, read when their turn comes.
 // Nothing here drops a click; the log bounds the spool (click-log.ts).
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
-import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../src/core/clicks'
-import { SpoolShipper, type ShipperStats, type SpoolSink } from '../src/core/spool-shipper'
+import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../core/clicks'
+import { SpoolShipper, type ShipperStats, type SpoolSink } from '../core/spool-shipper'
 import { ClickBytesEncoder, RowOutput } from './click-bytes'
 import { CLICK_WORDS, FLUSH_LABELS, frameRanges, LEGACY_SUFFIX, readSegment, WIRE_SUFFIX, type FlushLabel, type Segment } from './segment'
 
@@ -38,7 +38,7 @@ export function batchBytes(batch: EncodedBatch): Uint8Array {
 
 export interface BatcherOptions {
   ipHashSecret: string
-  /** Country from the client IP when the CDN header gave none (default true; see src/core/enrich-geo.ts). */
+  /** Country from the client IP when the CDN header gave none (default true; see core/enrich-geo.ts). */
   geoByIp?: boolean
   /** First retry delay after a failed insert; doubles up to maxRetryDelayMs (default 1 s, so the backlog
    * starts flowing within a second of ClickHouse returning). */

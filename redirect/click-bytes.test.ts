@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ClickEncoder, type ClickEvent } from '../src/core/clicks'
+import { ClickEncoder, type ClickEvent } from '../core/clicks'
 import { ByteMemo, ClickBytesEncoder, RowOutput, byteHash } from './click-bytes'
 import { clickLine } from './segment'
 

@@ -2,12 +2,12 @@
 // decoded into strings or events. What the log already holds escaped goes through as it is (click id,
 // link id, domain, alias); what enrichment derives from a field (the referrer's host, a user agent's
 // device, browser, OS and bot flag, an address's hash and country, a destination's UTM values) is
-// computed once per distinct value by the ClickEncoder (src/core/clicks.ts) and kept here already
+// computed once per distinct value by the ClickEncoder (core/clicks.ts) and kept here already
 // encoded, keyed by the field's bytes. A row then costs one pass over its bytes, four hashed lookups and copies:
 // this is the click worker's whole per-click work, on the core that also serves redirects.
 //
 // The rows are those ClickEncoder.encode gives the same clicks (click-bytes.test.ts holds them equal).
-import type { ClickEncoder } from '../src/core/clicks'
+import type { ClickEncoder } from '../core/clicks'
 import { LINE_FIELDS, tsvUnescape } from './segment'
 
 const TAB = 9

@@ -1,12 +1,12 @@
 // The click log's own part: its format on disk (frames of escaped lines) and reading it back after a crash.
 // The mechanics it shares with the audit spool (group commit, sealing, the bound, write failures) are
-// tested beside them, in src/core/spool.test.ts.
+// tested beside them, in core/spool.test.ts.
 import { describe, expect, test } from 'bun:test'
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ClickEvent } from '../src/core/clicks'
-import { ConfigError, parseConfig } from '../src/core/config'
+import type { ClickEvent } from '../core/clicks'
+import { ConfigError, parseConfig } from '../core/config'
 import { ClickLog, type ClickLogOptions } from './click-log'
 import { CLICK_SPOOL, clickLine, frame, readSegment, tokenOf, type Segment } from './segment'
 

@@ -1,13 +1,13 @@
 // The write-ahead log of clicks, on the thread that serves redirects: a click is on disk before its 302
 // leaves, so a process killed at any moment (SIGKILL, OOM) loses no click a client was answered for. The
-// redirect handler waits for the promise append() returns: the turn's group commit (src/core/spool.ts,
+// redirect handler waits for the promise append() returns: the turn's group commit (core/spool.ts,
 // which also seals the segments, bounds the spool and says when it nears or reaches the bound).
 //
 // CLICK_FSYNC=true adds an fdatasync per frame for clicks that must outlive the machine too (a power cut),
 // at the cost of a disk flush per turn on this thread. At CLICK_SPOOL_MAX_BYTES redirects go on without
 // waiting and their clicks are dropped and counted (a link service must keep redirecting).
-import type { ClickEvent } from '../src/core/clicks'
-import { SpoolLog, type SpoolLogStats } from '../src/core/spool'
+import type { ClickEvent } from '../core/clicks'
+import { SpoolLog, type SpoolLogStats } from '../core/spool'
 import { CLICK_SPOOL, CLICK_WORDS, clickFrame, type Segment } from './segment'
 
 export interface ClickLogOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { ClickEvent } from '../src/core/clicks'
+import type { ClickEvent } from '../core/clicks'
 import { readWire, wireRow } from './click-wire'
 
 function event(overrides: Partial<ClickEvent> = {}): ClickEvent {

@@ -3,7 +3,7 @@
 // Trusted fields (ours, or validated) are tab-separated; the four a client controls, and the
 // destination URL, travel length-prefixed, so no character in them can break the framing and nothing
 // needs escaping here.
-import type { ClickEvent } from '../src/core/clicks'
+import type { ClickEvent } from '../core/clicks'
 
 /**
  * One row: clickId, linkId, domain, alias, at, the lengths of referrer, userAgent, ip, country and url,

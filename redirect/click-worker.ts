@@ -5,7 +5,7 @@ import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
 import { ClickBatcher, type ClickSink } from './batcher'
 import { clickhouseSink } from './clickhouse-sink'
 import type { WorkerReply, WorkerRequest } from './recorder'
-import { lowerThisThread } from '../src/core/threads'
+import { lowerThisThread } from '../core/threads'
 
 declare const self: Worker
 
@@ -63,7 +63,7 @@ self.onmessage = async (message: MessageEvent<WorkerRequest>) => {
     return
   }
   if (request.type === 'init') {
-    // Redirects go first when this thread and the serving one want the same core (src/core/threads.ts).
+    // Redirects go first when this thread and the serving one want the same core (core/threads.ts).
     lowerThisThread()
     try {
       // The batcher reports outages itself (once, and on recovery); the client stays quiet.

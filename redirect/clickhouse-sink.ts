@@ -1,7 +1,7 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { Readable } from 'node:stream'
-import { CLICK_COLUMNS, CLICKS_TABLE } from '../src/core/clicks'
-import { clickhouseSpoolSink, spoolInsertSettings, type RawInsert } from '../src/core/spool-sink'
+import { CLICK_COLUMNS, CLICKS_TABLE } from '../core/clicks'
+import { clickhouseSpoolSink, spoolInsertSettings, type RawInsert } from '../core/spool-sink'
 import { batchBytes, type ClickSink } from './batcher'
 
 /** Writes a frozen batch with its dedup token, so a retried batch is stored once. */

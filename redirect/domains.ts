@@ -7,7 +7,7 @@
 // on DOMAIN_CHANNEL (verify, delete, a new root URL), whenever that subscription may have missed messages, and every
 // DOMAIN_REFRESH_MS as a safety net. Reloads are coalesced; a change announced during a reload causes one
 // more, so the last reload always starts after the last change.
-import { DOMAIN_CHANNEL, linkCacheKey } from '../src/core/link-cache'
+import { DOMAIN_CHANNEL, linkCacheKey } from '../core/link-cache'
 import type { LoadDomains } from './internal-api'
 import type { LinkSource } from './source'
 

@@ -1,10 +1,10 @@
 // The redirect, as a function of small guards: parse → load → check → respond (and record).
 // Each guard is short and testable with `new Request(...)`.
-import { ALIAS_PATTERN, linkState, type CachedLink } from '../src/core/link-cache'
-import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../src/core/click-id'
+import { ALIAS_PATTERN, linkState, type CachedLink } from '../core/link-cache'
+import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../core/click-id'
 import { domainRootPage, expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
-import type { ClickEvent } from '../src/core/clicks'
-import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../src/core/client-ip'
+import type { ClickEvent } from '../core/clicks'
+import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../core/client-ip'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
 import type { Unlock } from './internal-api'
 import { unlockWithForm } from './password'
@@ -27,7 +27,7 @@ export interface RedirectDeps {
   now?: () => number
   /** Answers GET /health (a reserved alias, so no link can shadow it): the process answers, nothing more. */
   health?: () => Response
-  /** Answers GET /ready (reserved): whether the dependencies answer (src/core/readiness.ts). */
+  /** Answers GET /ready (reserved): whether the dependencies answer (core/readiness.ts). */
   ready?: () => Promise<Response>
   /** Answers GET /metrics (reserved): the Prometheus text, behind METRICS_TOKEN. */
   metrics?: (request: Request) => Response

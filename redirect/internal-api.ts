@@ -2,8 +2,8 @@
 // verified custom domains, check a password. How a request reaches the API is the transport's business:
 // fetch with a time budget for the stand-alone redirector, the Elysia app's handle() in the embedded
 // process (no HTTP to itself). The answers are read the same way either way.
-import { decodeCachedLink, type CachedLink } from '../src/core/link-cache'
-import { INTERNAL_SECRET_HEADER } from '../src/core/internal-secret'
+import { decodeCachedLink, type CachedLink } from '../core/link-cache'
+import { INTERNAL_SECRET_HEADER } from '../core/internal-secret'
 
 export type UnlockResult =
   | { kind: 'ok'; link: CachedLink }

@@ -2,10 +2,10 @@
 // ClickHouse server for clicks. It never opens Postgres and loads no embedded engine. With
 // REDIRECT_WORKERS above 1 (default: the machine's cores) this process supervises that many redirector
 // processes sharing the port (redirect/workers.ts) and serves nothing itself.
-import { ConfigError, parseConfig } from '../src/core/config'
-import { listenUrl } from '../src/core/listen'
-import { keepServingThreadFirst } from '../src/core/threads'
-import { stopOnSignal } from '../src/core/shutdown'
+import { ConfigError, parseConfig } from '../core/config'
+import { listenUrl } from '../core/listen'
+import { keepServingThreadFirst } from '../core/threads'
+import { stopOnSignal } from '../core/shutdown'
 import { fetchTransport, internalApi } from './internal-api'
 import { workerRecorder } from './recorder'
 import { createRedirector } from './server'
@@ -54,7 +54,7 @@ async function serve(name: string, sharedPort: boolean) {
   })
   console.log(`${name} listening on ${listenUrl(config.host, server.port ?? config.redirectPort)} for ${config.shortDomain}`)
   // This thread answers redirects; the click worker and the runtime's own threads yield to it when they
-  // want the same core (src/core/threads.ts).
+  // want the same core (core/threads.ts).
   const stopLowering = keepServingThreadFirst()
 
   stopOnSignal(name, async () => {

@@ -1,7 +1,7 @@
 // What the redirector shows at /metrics: read at scrape time from the counters its parts keep anyway
 // (the resolver's cache layers, the click log and its shipper, the custom domains), plus the one figure
 // observed per request, the latency histogram. Nothing here runs per redirect but Histogram.observe.
-import { LATENCY_BUCKETS_SECONDS, MetricsRegistry, type Histogram, type Sample } from '../src/core/metrics'
+import { LATENCY_BUCKETS_SECONDS, MetricsRegistry, type Histogram, type Sample } from '../core/metrics'
 import type { DomainSet } from './domains'
 import type { ClickRecorder } from './recorder'
 import type { LinkResolver } from './resolver'

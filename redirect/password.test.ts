@@ -1,8 +1,8 @@
 // Password-protected links end to end in one process: the real redirect handler, its resolver on the
 // API's cache, and the API's /internal/unlock through app.handle().
 import { beforeAll, describe, expect, test } from 'bun:test'
-import type { ClickEvent } from '../src/core/clicks'
-import { linkCacheKey } from '../src/core/link-cache'
+import type { ClickEvent } from '../core/clicks'
+import { linkCacheKey } from '../core/link-cache'
 import { newAccount, type TestAccount } from '../test/support/fixtures'
 import { call, show, testApi, TEST_INTERNAL_SECRET } from '../test/support/api'
 import { handleRedirect, type RedirectDeps } from './handler'

@@ -4,8 +4,8 @@
 // with Bun.password and limits attempts per client IP and link. Right → the caller redirects and counts
 // the click; wrong → 401 with the form again; too many → 429. The password travels only in that POST
 // body and the internal call's body: never in a URL, a cookie or a log line.
-import { readCapped } from '../src/core/read-capped'
-import type { CachedLink } from '../src/core/link-cache'
+import { readCapped } from '../core/read-capped'
+import type { CachedLink } from '../core/link-cache'
 import type { Unlock, UnlockResult } from './internal-api'
 import { notFoundPage, passwordPage, tooManyAttemptsPage, unavailablePage } from './pages'
 

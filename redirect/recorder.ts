@@ -9,7 +9,7 @@
 //   used through its client here; its inserts run on chDB's own threads, off the event loop). The worker
 //   moves each encoded batch over as one buffer and keeps its own chunks for a retry; the serving thread
 //   only hands the buffer on.
-import type { ClickEvent } from '../src/core/clicks'
+import type { ClickEvent } from '../core/clicks'
 import type { BatcherOptions, BatcherStats, ClickSink, EncodedBatch, FlushLabel } from './batcher'
 import { ClickLog, type ClickLogOptions, type ClickLogStats } from './click-log'
 import type { Segment } from './segment'

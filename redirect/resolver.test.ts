@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { encodeCachedLink, type CachedLink } from '../src/core/link-cache'
+import { encodeCachedLink, type CachedLink } from '../core/link-cache'
 import { LinkResolver } from './resolver'
 import type { LinkSource } from './source'
 

@@ -7,8 +7,8 @@
 // entries loaded together (after a start, a reconnect) do not expire into one burst of waiting requests.
 // What an invalidation removes is gone at once: only a missed invalidation is served for longer, up to
 // twice the lifetime plus the time of one load.
-import { TtlCache } from '../src/core/ttl-cache'
-import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../src/core/link-cache'
+import { TtlCache } from '../core/ttl-cache'
+import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../core/link-cache'
 import type { Resolve } from './internal-api'
 import type { LinkSource } from './source'
 

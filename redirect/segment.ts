@@ -1,4 +1,4 @@
-// The click log's format on disk: segment files (src/core/spool-files.ts) in the spool directory
+// The click log's format on disk: segment files (core/spool-files.ts) in the spool directory
 // (CLICK_SPOOL_DIR), one future ClickHouse batch each, named `….clk` with tokens `clk-…`.
 //
 // A segment is a run of frames, one per group commit (one write() syscall):
@@ -13,10 +13,10 @@
 // Segments of the version before (`….log`: wire rows, click-wire.ts, frames counted in UTF-16 code
 // units) and before that (`….json` batches) are still read and shipped after an upgrade.
 import { readFileSync } from 'node:fs'
-import { tsvField, type ClickEvent } from '../src/core/clicks'
-import * as files from '../src/core/spool-files'
-import type { Segment as SpoolSegment, SpoolKind } from '../src/core/spool-files'
-import type { SpoolWords } from '../src/core/spool-words'
+import { tsvField, type ClickEvent } from '../core/clicks'
+import * as files from '../core/spool-files'
+import type { Segment as SpoolSegment, SpoolKind } from '../core/spool-files'
+import type { SpoolWords } from '../core/spool-words'
 import { readWire } from './click-wire'
 
 /** Why a batch was sealed; shows in system.query_log (log_comment) and in the counters. */

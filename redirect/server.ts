@@ -1,10 +1,10 @@
 // Assembles the redirector from its parts. Used by redirect/main.ts (its own process) and by
-// src/main.ts (the embedded default, one process with the API).
-import type { Config } from '../src/core/config'
-import type { Peer } from '../src/core/client-ip'
-import { linkCacheKey } from '../src/core/link-cache'
-import { metricsResponse } from '../src/core/metrics'
-import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../src/core/readiness'
+// one-process/main.ts (the embedded default, one process with the API).
+import type { Config } from '../core/config'
+import type { Peer } from '../core/client-ip'
+import { linkCacheKey } from '../core/link-cache'
+import { metricsResponse } from '../core/metrics'
+import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../core/readiness'
 import { DomainSet } from './domains'
 import { redirectMetrics, type RedirectMetrics } from './metrics'
 import { TurnAnswers } from './answers'

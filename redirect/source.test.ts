@@ -72,7 +72,7 @@ describe.skipIf(!binary)('redis link source', () => {
   }, 20_000)
 })
 
-// The same source on a Redis Cluster and behind Sentinel (REDIS_URL's other forms, src/core/redis-url.ts),
+// The same source on a Redis Cluster and behind Sentinel (REDIS_URL's other forms, core/redis-url.ts),
 // each started here; the API side writes through RedisKv, as in production.
 describe.skipIf(!canStartTopologies)('redis link source past one server', () => {
   const stops: (() => Promise<void>)[] = []

@@ -1,7 +1,7 @@
 // Where the redirector finds links after its L1: the shared cache (Redis, or the in-process store of
 // the embedded default). On a miss there it asks the API (redirect/internal-api.ts).
 import type { RedisOptions } from 'ioredis'
-import { isCluster, openRedisClient, type RedisClient } from '../src/core/redis'
+import { isCluster, openRedisClient, type RedisClient } from '../core/redis'
 
 /** The read side of the link cache. The API's Kv adapters satisfy it as they are. */
 export interface LinkSource {

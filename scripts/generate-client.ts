@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path'
 import { createClient } from '@clickhouse/client'
 import { openAdapters } from '../src/adapters'
 import { createApi } from '../src/app'
-import { parseConfig } from '../src/core/config'
+import { parseConfig } from '../core/config'
 import { openDatabase } from '../src/db/client'
 
 export const ROOT = resolve(import.meta.dir, '..')

@@ -2,8 +2,8 @@
 // server from the environment. The redirector runs beside it as redirect/main.ts.
 import { createApi } from './app'
 import { configOrExit, openRuntimeOrExit } from './boot'
-import { listenUrl } from './core/listen'
-import { stopOnSignal } from './core/shutdown'
+import { listenUrl } from '../core/listen'
+import { stopOnSignal } from '../core/shutdown'
 import { log } from './lib/log'
 import { startApprovalRecovery } from './modules/approvals/recovery'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'

@@ -1,4 +1,4 @@
-// The management API: createApi(deps) builds the Elysia app without listening. src/main.ts and
+// The management API: createApi(deps) builds the Elysia app without listening. one-process/main.ts and
 // src/api.ts call .listen(); tests call app.handle(new Request(...)).
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'

@@ -2,9 +2,9 @@
 // takes Services and passes plain values on to its service functions (never the Elysia Context).
 import type { ClickHouseClient } from '@clickhouse/client'
 import type { AuditLog, IdempotencyStore, Kv, Limiter } from './adapters/ports'
-import type { Config } from './core/config'
-import type { MetricsRegistry } from './core/metrics'
-import type { ReadinessCheck } from './core/readiness'
+import type { Config } from '../core/config'
+import type { MetricsRegistry } from '../core/metrics'
+import type { ReadinessCheck } from '../core/readiness'
 import type { Db } from './db/client'
 
 export interface ApiDeps {
@@ -26,7 +26,7 @@ export interface ApiDeps {
   /**
    * The client address of a request, for a caller that serves the app through its own Bun.serve and
    * app.handle() (where Elysia has no server): `(request) => server.requestIP(request)?.address`.
-   * Not needed with app.listen(). It is the socket address of src/core/client-ip.ts: a trusted header
+   * Not needed with app.listen(). It is the socket address of core/client-ip.ts: a trusted header
    * (TRUSTED_IP_HEADER, TRUSTED_PROXY_HOPS) takes precedence when configured.
    */
   requestIP?: (request: Request) => string | null | undefined

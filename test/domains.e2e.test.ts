@@ -33,7 +33,7 @@ describe('custom domains in the embedded default (one process, nothing configure
 
     const dns = await startTestDnsServer()
     const port = await freePort()
-    const app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir, DNS_SERVERS: dns.server }, port)
+    const app = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir, DNS_SERVERS: dns.server }, port)
     try {
       const auth = { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' }
       const added = await fetch(`${app.url}/api/v1/domains`, { method: 'POST', headers: auth, body: JSON.stringify({ hostname: host }) })

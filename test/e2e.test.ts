@@ -1,5 +1,5 @@
 // End to end over real HTTP: guest token → shorten → redirect → click stored in ClickHouse.
-// 1. The embedded default: `bun src/main.ts`, one process, nothing configured.
+// 1. The embedded default: `bun one-process/main.ts`, one process, nothing configured.
 // 2. The production shape: the API (src/api.ts) and the redirector (redirect/main.ts) as two processes,
 //    sharing links through Redis. ClickHouse across processes is chDB served behind a small loopback
 //    HTTP endpoint (test/support/chdb-http.ts) — for tests only; production uses a ClickHouse server.
@@ -15,7 +15,7 @@ describe('embedded default: one process, nothing configured', () => {
   test('guest → shorten → redirect → click, drained to ClickHouse on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'e2e-embedded-'))
     const port = await freePort()
-    const app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir }, port)
+    const app = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir }, port)
     let alias = ''
     try {
       const link = await shorten(app.url, 'https://example.com/page?x=1')

@@ -4,7 +4,7 @@
 //    reach a redirector that holds the link in its L1 long before the L1 would expire (how long they
 //    took is printed; the promise is one second, the test's deadline a generous 10 s); a password link
 //    shows its form, refuses a wrong password, and redirects (and counts the click) for the right one.
-// 2. The embedded default (src/main.ts, one process): the password form posts back to the same port.
+// 2. The embedded default (one-process/main.ts, one process): the password form posts back to the same port.
 //
 // Postgres is the run's DATABASE_URL, or else PGlite under the API's DATA_DIR. PGlite belongs to one
 // process at a time, so the account and its API key are written before the process starts.
@@ -149,7 +149,7 @@ describe('embedded default: the password form posts back to the one process', ()
     const account = await newAccount(database.db)
     await database.close()
     const port = await freePort()
-    const app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir }, port)
+    const app = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir }, port)
     try {
       const created = await api(app.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/embedded', password: 'one process' })
       expect(created.status, created.text).toBe(200)

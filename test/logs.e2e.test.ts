@@ -33,7 +33,7 @@ function jsonLines(output: string): Record<string, unknown>[] {
 describe('the embedded default', () => {
   let app: Child
   beforeAll(async () => {
-    app = await start('src/main.ts')
+    app = await start('one-process/main.ts')
   }, 120_000)
   afterAll(async () => {
     await app?.stop()

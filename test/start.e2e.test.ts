@@ -45,7 +45,7 @@ describe('npm start, as the README shows it', () => {
   beforeAll(async () => {
     dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-start-')), 'data')
     port = await freePort()
-    app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir, METRICS_TOKEN: METRICS_TEST_TOKEN }, port)
+    app = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir, METRICS_TOKEN: METRICS_TEST_TOKEN }, port)
   }, 120_000)
   afterAll(async () => {
     await app?.stop()
@@ -103,7 +103,7 @@ describe('npm start, as the README shows it', () => {
   }, 60_000)
 
   test('a second npm start on the same DATA_DIR is refused the same way', async () => {
-    const { stderr, code } = await runEntry('src/main.ts', { DATA_DIR: dataDir, PORT: String(await freePort()) })
+    const { stderr, code } = await runEntry('one-process/main.ts', { DATA_DIR: dataDir, PORT: String(await freePort()) })
     expect(code).toBe(1)
     expect(stderr.trimEnd().split('\n')).toEqual([`DATA_DIR ${dataDir} is in use by process ${app.proc.pid}, which has its embedded engines open (PGlite and chDB allow one process at a time): stop it, or give this one another DATA_DIR`])
   }, 60_000)

@@ -1,5 +1,5 @@
 -- Enriched clicks: what the click encoder derives from the request and the destination, off the
--- response path (src/core/clicks.ts, src/core/enrich*.ts). Adding columns with defaults is not a
+-- response path (core/clicks.ts, core/enrich*.ts). Adding columns with defaults is not a
 -- breaking change, so clicks_v1 grows in place; rows written before this read the defaults.
 ALTER TABLE clicks_v1 ADD COLUMN IF NOT EXISTS device_type LowCardinality(String) DEFAULT '' COMMENT 'desktop, mobile, tablet, bot or other, from the user agent' AFTER country;
 ALTER TABLE clicks_v1 ADD COLUMN IF NOT EXISTS browser LowCardinality(String) DEFAULT '' COMMENT 'browser family from the user agent (ua-parser-js 1.x), or empty' AFTER device_type;

@@ -3,8 +3,8 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Config } from '../core/config'
-import type { RawInsert } from '../core/spool-sink'
+import type { Config } from '../../core/config'
+import type { RawInsert } from '../../core/spool-sink'
 import { clusterSchemaMigrations, clusterStatements, clusterTarget } from './clickhouse-cluster'
 
 /** The zero-copy insert of each client made over chDB (rawInsertOf). */

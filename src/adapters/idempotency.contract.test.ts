@@ -1,6 +1,6 @@
 // One contract for every IdempotencyStore adapter: the in-process one always, Redis when REDIS_URL is set.
 import { afterEach, describe, expect, it, setSystemTime } from 'bun:test'
-import type { RedisClient } from '../core/redis'
+import type { RedisClient } from '../../core/redis'
 import { openAdapters } from './index'
 import { MemoryIdempotencyStore } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'

@@ -1,6 +1,6 @@
 // Picks the Kv, Limiter and IdempotencyStore adapters for this process: Redis when REDIS_URL is set,
 // else in-process.
-import type { Config } from '../core/config'
+import type { Config } from '../../core/config'
 import { MemoryIdempotencyStore } from './memory-idempotency'
 import { MemoryKv } from './memory-kv'
 import { MemoryLimiter } from './memory-limiter'

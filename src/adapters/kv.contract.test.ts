@@ -1,6 +1,6 @@
 // One contract for every Kv adapter: the in-process one always, Redis when REDIS_URL is set.
 import { afterEach, describe, expect, it } from 'bun:test'
-import type { RedisClient } from '../core/redis'
+import type { RedisClient } from '../../core/redis'
 import { openAdapters } from './index'
 import { MemoryKv } from './memory-kv'
 import type { Kv } from './ports'
@@ -166,7 +166,7 @@ async function subscriberId(admin: RedisClient, connectionName: string): Promise
   return id
 }
 
-// Past one machine (src/core/redis.ts): the same contract on a three-node Redis Cluster and behind
+// Past one machine (core/redis.ts): the same contract on a three-node Redis Cluster and behind
 // Sentinel, each started here from the redis-server binary, which .ci/run installs for both passes.
 describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this test', () => {
   const cluster = startedForBlock(startRedisCluster, 'kv-cluster-')
@@ -198,7 +198,7 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
       await kv.set('test:kv:before-the-end', 'x', 60)
       await cluster().shutdown()
       // The first get fails on its node's connection; by the next ones the client has given the cluster
-      // up and queues commands until it is back, where without the deadline of src/core/redis.ts they
+      // up and queues commands until it is back, where without the deadline of core/redis.ts they
       // would wait for ever.
       for (const pause of [0, 100, 1000]) {
         await Bun.sleep(pause)

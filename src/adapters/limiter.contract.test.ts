@@ -1,6 +1,6 @@
 // One contract for every Limiter adapter: the in-process one always, Redis when REDIS_URL is set.
 import { afterEach, describe, expect, it, setSystemTime } from 'bun:test'
-import type { RedisClient } from '../core/redis'
+import type { RedisClient } from '../../core/redis'
 import { MemoryLimiter } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
 import { RATE_LIMIT_PREFIX, RedisLimiter } from './redis-limiter'

@@ -5,7 +5,7 @@
 //   done       `d|{"fingerprint":…,"response":…}`  PX ttlMs    (replaced only by its own claim)
 // Each step is one Lua script, so no crash or timeout between two round trips can leave a record
 // without expiry, and a claim never reads a record that vanished between its SET and its GET.
-import type { RedisClient } from '../core/redis'
+import type { RedisClient } from '../../core/redis'
 import { assertMs, claimToken, tokenFingerprint } from './memory-idempotency'
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
 import { scriptedRedis } from './redis-kv'

@@ -9,7 +9,7 @@
 // of piling commands up in memory. A command that gave up may still be sent once the connection is
 // back; queued commands keep their order, so a later write still lands after an earlier one.
 import type { RedisOptions } from 'ioredis'
-import { isCluster, openRedisClient, type RedisClient } from '../core/redis'
+import { isCluster, openRedisClient, type RedisClient } from '../../core/redis'
 import { assertTtl } from './memory-kv'
 import type { Kv } from './ports'
 
@@ -33,7 +33,7 @@ export interface RedisKvOptions {
 }
 
 /**
- * One ioredis client with the project's timeouts, for a server, a cluster or Sentinel (src/core/redis.ts);
+ * One ioredis client with the project's timeouts, for a server, a cluster or Sentinel (core/redis.ts);
  * shared by RedisKv, RedisLimiter and RedisIdempotencyStore.
  */
 export function connectRedis(url: string, opts: { commandTimeoutMs: number; name?: string }, extra: RedisOptions = {}): RedisClient {

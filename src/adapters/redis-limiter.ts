@@ -1,5 +1,5 @@
 // Fixed-window limiter on Redis: the count holds across every API process sharing the store.
-import type { RedisClient } from '../core/redis'
+import type { RedisClient } from '../../core/redis'
 import { limitResult } from './memory-limiter'
 import type { LimitResult, Limiter } from './ports'
 import { scriptedRedis } from './redis-kv'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, parseConfig } from '../core/config'
+import { ConfigError, parseConfig } from '../../core/config'
 import { createBillingProvider } from '.'
 import { interpretEvent, stripeSignature, verifyStripeSignature } from './stripe'
 

@@ -3,7 +3,7 @@
 // carries `t=<unix seconds>` and one or more `v1=<hex>`, each an HMAC-SHA256 under the endpoint's
 // signing secret of `${t}.${raw body}`; a timestamp outside the tolerance is refused (replays).
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { StripeConfig } from '../core/config'
+import type { StripeConfig } from '../../core/config'
 import { BillingFailure, type BillingEvent, type BillingProvider, type CheckoutRequest } from './provider'
 import { log } from '../lib/log'
 

@@ -2,7 +2,7 @@
 // (tests run a real DNS server on loopback, `test/support/dns.ts`), else the system's resolvers.
 // Every lookup has its own Resolver and an overall deadline, so one slow domain cannot hold up another.
 import { Resolver } from 'node:dns/promises'
-import type { Config } from '../core/config'
+import type { Config } from '../../core/config'
 
 /**
  * The name has no TXT record (NXDOMAIN or no data): a plain "not verified". Codes are c-ares' as

@@ -26,7 +26,7 @@ export type IdKind = keyof typeof ID_PREFIXES
 
 /**
  * 16 random bytes: 22 base64url characters after the prefix, unguessable, so ids of other accounts
- * cannot be enumerated. src/core/click-id.ts relies on this length for link ids.
+ * cannot be enumerated. core/click-id.ts relies on this length for link ids.
  */
 export const ID_RANDOM_BYTES = 16
 

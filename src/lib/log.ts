@@ -2,12 +2,12 @@
 // stdout, written synchronously (a line is on its way before the next statement, so nothing is lost when
 // the process exits right after; the API is not the redirect hot path, which logs no request). No
 // transport: pino's transports run in worker threads, and this process's threads are counted
-// (src/core/threads.ts). Modules import `log` and pass fields, never a request, a header or a body:
+// (core/threads.ts). Modules import `log` and pass fields, never a request, a header or a body:
 // what a line may say is decided where it is written (plugins/request-log.ts for requests).
 //
-// The redirector (redirect/) imports only src/core, so it keeps its few plain start and outage lines.
+// The redirector (redirect/) imports only core, so it keeps its few plain start and outage lines.
 import pino, { type DestinationStream, type LevelWithSilent } from 'pino'
-import { ConfigError } from '../core/config'
+import { ConfigError } from '../../core/config'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LevelWithSilent[]
 export type LogLevel = (typeof LOG_LEVELS)[number]

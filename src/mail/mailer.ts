@@ -4,7 +4,7 @@
 import { appendFile, mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { createTransport } from 'nodemailer'
-import type { MailConfig } from '../core/config'
+import type { MailConfig } from '../../core/config'
 import { log } from '../lib/log'
 
 export interface MailMessage {

@@ -5,7 +5,7 @@
 // Bun.serve's own maxRequestBodySize (a server option, default 128 MiB) stays the outer bound; this one
 // is what a client of the API meets, with a JSON answer.
 import { Elysia } from 'elysia'
-import { readCapped } from '../core/read-capped'
+import { readCapped } from '../../core/read-capped'
 import { ApiError } from './errors'
 
 /** A bulk request of 100 links at the longest field lengths is about 250 KiB; twice that is plenty. */

@@ -1,10 +1,10 @@
-// Who is calling, for per-IP limits: src/core/client-ip.ts's rule (config.clientIp), the same one the
+// Who is calling, for per-IP limits: core/client-ip.ts's rule (config.clientIp), the same one the
 // redirector uses, over the socket address from deps.requestIP (the embedded process serves the app
 // through app.handle()) or Elysia's server. Requests with no address at all (app.handle in tests without
 // the header) share the key "unknown".
 import type { Server } from 'bun'
 import type { LimitResult, Limiter } from '../adapters/ports'
-import { clientAddress, type Peer } from '../core/client-ip'
+import { clientAddress, type Peer } from '../../core/client-ip'
 import type { Services } from '../services'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'

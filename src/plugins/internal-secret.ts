@@ -1,8 +1,8 @@
 // The guard of the redirector's endpoints (/internal/*): the shared INTERNAL_SECRET in its header,
 // compared in constant time. Used as a route's transform, so it runs before the query or body is
 // validated: a caller without the secret learns nothing but 401.
-import type { Config } from '../core/config'
-import { INTERNAL_SECRET_HEADER } from '../core/internal-secret'
+import type { Config } from '../../core/config'
+import { INTERNAL_SECRET_HEADER } from '../../core/internal-secret'
 import { sameSecret } from '../lib/secrets'
 import { ApiError } from './errors'
 

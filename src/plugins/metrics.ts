@@ -4,7 +4,7 @@
 // keep. In the embedded default the redirector's families (redirect/metrics.ts) are rendered after these.
 import { Elysia } from 'elysia'
 import type { AuditEventInput, AuditLog } from '../adapters/ports'
-import { LATENCY_BUCKETS_SECONDS, metricsResponse, MetricsRegistry, type Counter, type LabeledHistogram } from '../core/metrics'
+import { LATENCY_BUCKETS_SECONDS, metricsResponse, MetricsRegistry, type Counter, type LabeledHistogram } from '../../core/metrics'
 import type { Services } from '../services'
 import { errorResponseCounts } from './errors'
 

@@ -2,7 +2,7 @@
 // OAuth codes, state and tokens travel), route pattern, status, duration, request id and the kind of
 // caller. Fields are picked one by one, never copied from the request: no header, cookie, body, token,
 // address or client IP can reach a line. The redirect path logs no request (it has counters); in the
-// embedded default only API paths reach the app (src/main.ts).
+// embedded default only API paths reach the app (one-process/main.ts).
 //
 // The request id is decided once per request, here: the client's X-Request-Id when it is sane, else a
 // new one. Every response carries it (errors.ts puts it on error answers), so a client can quote it.

@@ -3,7 +3,7 @@
 // its preflight is a 204. MCP_ALLOWED_ORIGINS narrows that: another origin is then 403, preflight
 // included, and gets no CORS headers; a bad value stops the start with a message naming the variable.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { parseConfig } from '../../src/core/config'
+import { parseConfig } from '../../core/config'
 import { call, show, testApi, testConfig, type TestApp } from '../support/api'
 import { newAccount, type TestAccount, agentToken } from '../support/fixtures'
 

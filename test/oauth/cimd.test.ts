@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig } from '../../src/core/config'
+import { parseConfig } from '../../core/config'
 import { OAuthError } from '../../src/plugins/oauth-errors'
 import { CimdCache, fetchClientMetadataDocument, isMetadataDocumentUrl, type CimdOptions, type Resolve } from '../../src/modules/oauth/cimd'
 import { chatgptClientDocument } from '../support/oauth'
@@ -355,7 +355,7 @@ describe.skipIf(!Bun.which('openssl'))('https to the checked address', () => {
     openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext')
     writeFileSync(
       join(dir, 'child.ts'),
-      `import { parseConfig } from ${JSON.stringify(join(import.meta.dir, '../../src/core/config.ts'))}
+      `import { parseConfig } from ${JSON.stringify(join(import.meta.dir, '../../core/config.ts'))}
 import { CimdCache, fetchClientMetadataDocument } from ${JSON.stringify(join(import.meta.dir, '../../src/modules/oauth/cimd.ts'))}
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, tls: { cert: Bun.file('leaf.pem'), key: Bun.file('leaf.key') },
   fetch: (r) => Response.json({ client_id: 'https://' + r.headers.get('host') + '/client.json', redirect_uris: ['https://agent.example/cb'] }) })

@@ -2,7 +2,7 @@
 // runs), started again on the same data directory, and every 302 a client received must be stored in
 // ClickHouse exactly once: none lost (the click was in the log before its 302 left) and none twice (a
 // segment shipped but not yet deleted is replayed under the same dedup token).
-// 1. The embedded default, `bun src/main.ts` (chDB in the process, clicks shipped on the serving thread).
+// 1. The embedded default, `bun one-process/main.ts` (chDB in the process, clicks shipped on the serving thread).
 // 2. The stand-alone redirector, `bun redirect/main.ts`, with its API, Redis and the chDB stand-in
 //    (clicks shipped by the worker thread).
 // 16 clients for 1.5 s, then the kill: the default flush interval (1 s) leaves a segment unshipped, which
@@ -37,13 +37,13 @@ describe('SIGKILL under load', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crash-embedded-'))
     const port = await freePort()
     const env = { PORT: String(port), DATA_DIR: dataDir }
-    const first = await startEntry('src/main.ts', env, port)
+    const first = await startEntry('one-process/main.ts', env, port)
     const link = await shorten(first.url, 'https://example.com/crash')
     const load = await killUnderLoad(`${first.url}/${link.alias}`, first)
     expect(segmentsIn(dataDir).length, 'clicks not yet shipped when killed').toBeGreaterThan(0)
 
     // The restart replays the log; SIGTERM then drains it (chDB is in the process, so it always can).
-    const second = await startEntry('src/main.ts', env, port)
+    const second = await startEntry('one-process/main.ts', env, port)
     expect(await second.stop(), second.output()).toBe(0)
     expect(segmentsIn(dataDir)).toEqual([])
     const counted = Bun.spawnSync([process.execPath, join(import.meta.dir, '../support/click-referrers.ts'), dataDir, link.alias])

@@ -16,7 +16,7 @@ beforeAll(async () => {
   const port = await freePort()
   const engines: Record<string, string> = {}
   if (process.env.DATABASE_URL && process.env.REDIS_URL) Object.assign(engines, { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL }, TEST_SECRETS)
-  app = await startEntry('src/main.ts', { PORT: String(port), DATA_DIR: dataDir, ...engines }, port)
+  app = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir, ...engines }, port)
 })
 
 afterAll(async () => {

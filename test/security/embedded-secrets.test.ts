@@ -4,10 +4,10 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { newClickId, signClickId, verifyClickSignature } from '../../src/core/click-id'
-import { parseConfig } from '../../src/core/config'
+import { newClickId, signClickId, verifyClickSignature } from '../../core/click-id'
+import { parseConfig } from '../../core/config'
 import { configOrExit } from '../../src/boot'
-import { SECRETS_FILE, storedSecret } from '../../src/core/embedded-secrets'
+import { SECRETS_FILE, storedSecret } from '../../core/embedded-secrets'
 
 const dirs: string[] = []
 const dataDir = () => {

@@ -3,8 +3,8 @@
 // carries a locked-down Content-Security-Policy, nosniff and a Referrer-Policy.
 import { describe, expect, test } from 'bun:test'
 import { MemoryKv } from '../../src/adapters/memory-kv'
-import type { ClickEvent } from '../../src/core/clicks'
-import { encodeCachedLink, linkCacheKey, type CachedLink } from '../../src/core/link-cache'
+import type { ClickEvent } from '../../core/clicks'
+import { encodeCachedLink, linkCacheKey, type CachedLink } from '../../core/link-cache'
 import { DomainSet } from '../../redirect/domains'
 import { handleRedirect, type RedirectDeps } from '../../redirect/handler'
 import { LinkResolver } from '../../redirect/resolver'

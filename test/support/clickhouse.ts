@@ -2,7 +2,7 @@
 // so every test file shares this in-memory one and keeps its rows apart by unique link ids.
 import type { ClickHouseClient } from '@clickhouse/client'
 import { createClickHouse, migrateClickHouse } from '../../src/adapters/clickhouse'
-import { clickTimestamp } from '../../src/core/clicks'
+import { clickTimestamp } from '../../core/clicks'
 
 let shared: Promise<ClickHouseClient> | null = null
 

@@ -1,4 +1,4 @@
-// The dashboard as a person meets it: the embedded product (`npm start`'s src/main.ts) on a real port with
+// The dashboard as a person meets it: the embedded product (`npm start`'s one-process/main.ts) on a real port with
 // its own DATA_DIR and an SMTP sink for the mailed codes, and Debian's Chromium driven by playwright-core
 // (never a downloaded browser). Accounts are made the real way (guest → register → the mailed code →
 // verify), and people sign in on the sign-in pages with the code the sink received.
@@ -53,7 +53,7 @@ export async function startProduct(env: Record<string, string> = {}, options: { 
   const origin = `http://127.0.0.1:${port}`
   const dataDir = join(mkdtempSync(join(tmpdir(), 'dashboard-')), 'data')
   const child = await startEntry(
-    'src/main.ts',
+    'one-process/main.ts',
     { PORT: String(port), DATA_DIR: dataDir, SMTP_URL: sink.url, PUBLIC_API_URL: origin, SHORT_DOMAIN: `127.0.0.1:${port}`, ...TEST_SECRETS, ...env },
     port,
   )

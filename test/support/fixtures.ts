@@ -7,7 +7,7 @@ import { accounts, domains, links, type Plan } from '../../src/db/schema'
 import { createApiKey } from '../../src/modules/account/keys'
 import { newId } from '../../src/lib/ids'
 import { randomBase64url } from '../../src/lib/secrets'
-import { newClickId, signClickId, type ClickSigningKey } from '../../src/core/click-id'
+import { newClickId, signClickId, type ClickSigningKey } from '../../core/click-id'
 import { call, show, uniqueName, type TestApp } from './api'
 
 export interface TestAccount {

@@ -8,11 +8,11 @@ export type ImportGraph = Map<string, string[]>
 
 export const ROOT = resolve(import.meta.dir, '../..')
 
-/** Source files (not tests) under dir, repository-relative; none when dir does not exist (yet). */
-export function sourceFiles(dir: string, root = ROOT): string[] {
+/** TypeScript files under dir (tests too when `tests`), repository-relative; none when dir does not exist (yet). */
+export function sourceFiles(dir: string, root = ROOT, tests = false): string[] {
   if (!existsSync(join(root, dir))) return []
   return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
+    .filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts') && !f.split('/').includes('node_modules') && (tests || !/\.test\.tsx?$/.test(f)))
     .map((f) => join(dir, f))
 }
 
@@ -25,16 +25,16 @@ export function importsOf(text: string): string[] {
   return found
 }
 
-/** A relative specifier as the repository path it names (the .ts file or the folder's index.ts). */
+/** A relative specifier as the repository path it names (the .ts or .tsx file, or the folder's index). */
 function resolveRelative(root: string, file: string, specifier: string): string {
   const target = resolve(root, dirname(file), specifier)
-  const candidates = [target, `${target}.ts`, join(target, 'index.ts')]
-  return relative(root, candidates.find((c) => c.endsWith('.ts') && existsSync(c)) ?? target)
+  const candidates = [target, `${target}.ts`, `${target}.tsx`, join(target, 'index.ts'), join(target, 'index.tsx')]
+  return relative(root, candidates.find((c) => /\.tsx?$/.test(c) && existsSync(c)) ?? target)
 }
 
-export function importGraph(dirs: string[], root = ROOT): ImportGraph {
+export function importGraph(dirs: string[], root = ROOT, tests = false): ImportGraph {
   const graph: ImportGraph = new Map()
-  for (const file of dirs.flatMap((dir) => sourceFiles(dir, root))) {
+  for (const file of dirs.flatMap((dir) => sourceFiles(dir, root, tests))) {
     const specifiers = importsOf(readFileSync(join(root, file), 'utf8'))
     graph.set(file, specifiers.map((s) => (s.startsWith('.') ? resolveRelative(root, file, s) : s)))
   }

@@ -15,12 +15,12 @@ import { CustomDomain } from '../../redirect/domains'
 import { internalApi } from '../../redirect/internal-api'
 import type { ClickRecorder, RecorderStats } from '../../redirect/recorder'
 import { createRedirector, type Redirector } from '../../redirect/server'
-import type { ClickEvent } from '../../src/core/clicks'
+import type { ClickEvent } from '../../core/clicks'
 import { testApi, testConfig, TEST_IP_HEADER, uniqueIp, type TestApp } from './api'
 import { newAccount, type TestAccount } from './fixtures'
 import { freePort } from './processes'
 
-/** The API and the redirector on one real loopback port, as in the embedded default (src/main.ts). */
+/** The API and the redirector on one real loopback port, as in the embedded default (one-process/main.ts). */
 export interface McpStack {
   /** The issuer, PUBLIC_API_URL and the short domain's origin at once. */
   origin: string

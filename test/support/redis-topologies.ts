@@ -1,13 +1,13 @@
 // Redis as people run it past one machine, from the Debian redis-server binary on loopback ports: a
 // three-node Redis Cluster (made with `redis-cli --cluster create`, as its documentation does), and a
 // primary with a replica watched by one sentinel (`redis-server --sentinel`). Each gives the REDIS_URL
-// the service reads (src/core/redis.ts) and a stop() that leaves nothing running.
+// the service reads (core/redis.ts) and a stop() that leaves nothing running.
 import { afterAll, beforeAll } from 'bun:test'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Cluster } from 'ioredis'
-import type { RedisClient } from '../../src/core/redis'
+import type { RedisClient } from '../../core/redis'
 import { freePort } from './processes'
 
 export const redisCliBinary = Bun.which('redis-cli')

@@ -5,7 +5,7 @@
 // after the account's cached credentials are dropped (announceRevocation `account:<id>`).
 import { and, eq, ne } from 'drizzle-orm'
 import type { BillingProvider } from '../../billing/provider'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { accounts, checkouts } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'

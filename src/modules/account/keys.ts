@@ -16,7 +16,7 @@ import type { Services } from '../../services'
 import { limitCredential } from './request-limit'
 import { newId } from '../../lib/ids'
 import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
-import { TtlCache } from '../../core/ttl-cache'
+import { TtlCache } from '../../../core/ttl-cache'
 import { onLocalRevocation } from '../../plugins/revocations'
 
 export const API_KEY_PREFIX = TOKEN_PREFIXES.apiKey

@@ -6,7 +6,7 @@
 // reveals nothing. Each caller keeps its own table, mail and answers; the mechanics are here.
 import { createHmac } from 'node:crypto'
 import { and, eq, isNull, lt, sql } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import type { Db } from '../../db/client'
 import { emailVerifications, signInCodes } from '../../db/schema'
 import { enforceRateLimit } from '../../plugins/client'

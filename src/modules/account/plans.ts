@@ -1,10 +1,10 @@
 // What each plan allows (README, decisions: "Plans"). The numbers are defaults a deployment may change
-// (PLAN_* and TAGS_PER_ACCOUNT, parsed in src/core/config.ts into config.limits); code that enforces or
+// (PLAN_* and TAGS_PER_ACCOUNT, parsed in core/config.ts into config.limits); code that enforces or
 // shows a limit reads config.limits. The API document is built from the defaults (README: "Plan limits").
 import type { Plan } from '../../db/schema'
-import type { LimitedPlan, Limits } from '../../core/plan-limits'
+import type { LimitedPlan, Limits } from '../../../core/plan-limits'
 
-export { DEFAULT_LIMITS, type Limits, type PlanLimits } from '../../core/plan-limits'
+export { DEFAULT_LIMITS, type Limits, type PlanLimits } from '../../../core/plan-limits'
 
 // The plans of the schema are the plans with limits, both ways: a plan added to one must be added to the other.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never

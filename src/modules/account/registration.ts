@@ -5,7 +5,7 @@
 // The code is a mailed one-time code (./mailed-codes.ts, as sign-in's): its HMAC binds the row id and
 // the e-mail address.
 import { and, desc, eq, isNull } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { isUniqueViolation } from '../../db/errors'
 import { accounts, emailVerifications, guestSessions, links } from '../../db/schema'
 import type { Mailer } from '../../mail/mailer'

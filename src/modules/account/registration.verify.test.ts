@@ -2,7 +2,7 @@
 // expired and replaced codes, races on one address or one code, and what verify does not give away.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { linkCacheKey } from '../../core/link-cache'
+import { linkCacheKey } from '../../../core/link-cache'
 import { accounts, emailVerifications, links } from '../../db/schema'
 import { call, newGuestToken, show } from '../../../test/support/api'
 import { MAX_CODE_ATTEMPTS } from './registration'

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { startFakeStripe, type FakeStripe } from '../../../test/support/fake-stripe'
-import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { accounts, checkouts } from '../../db/schema'
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { call, show, testApi, testConfig, type TestApp } from '../../../test/support/api'

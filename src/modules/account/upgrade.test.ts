@@ -1,7 +1,7 @@
 // POST /account/upgrade and the local provider's checkout page (the default without STRIPE_SECRET_KEY).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { accounts, checkouts } from '../../db/schema'
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp'
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../../plugins/idempotency'

@@ -2,7 +2,7 @@
 // server has two resource identifiers: the issuer (the REST API and /mcp) and `<issuer>/mcp`, which the
 // /mcp metadata document names (RFC 9728 3.3) and MCP hosts therefore ask for. A token for the issuer
 // works everywhere; one for `<issuer>/mcp` only at /mcp, as its holder asked.
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 
 /** Where a token is presented: the REST API, or the MCP endpoint. */
 export type Endpoint = 'api' | 'mcp'

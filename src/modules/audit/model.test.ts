@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, parseConfig } from '../../core/config'
+import { ConfigError, parseConfig } from '../../../core/config'
 import { outcomeOf } from './model'
 import { auditPath } from './row'
 

@@ -15,7 +15,7 @@ import { createClickHouse, migrateClickHouse } from '../../adapters/clickhouse'
 import { readAudit } from './reader'
 import { createAuditRecorder } from './recorder'
 import { AUDIT_TABLE } from './row'
-import { auditEvent, auditTestConfig, storedAudit } from './test-fixtures'
+import { auditEvent, auditTestConfig, storedAudit } from '../../../test/support/audit-fixtures'
 
 const OUTAGE_MS = 10_000
 /**

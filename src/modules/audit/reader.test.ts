@@ -6,7 +6,7 @@ import { testClickHouse } from '../../../test/support/clickhouse'
 import { ApiError } from '../../plugins/errors'
 import { decodeAuditCursor, encodeAuditCursor, readAudit } from './reader'
 import { createAuditRecorder } from './recorder'
-import { auditEvent, auditTestConfig } from './test-fixtures'
+import { auditEvent, auditTestConfig } from '../../../test/support/audit-fixtures'
 
 let ch: ClickHouseClient
 const account = `acct_reader_${Date.now()}`

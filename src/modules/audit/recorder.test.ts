@@ -6,13 +6,13 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { testClickHouse } from '../../../test/support/clickhouse'
-import { parseConfig } from '../../core/config'
+import { parseConfig } from '../../../core/config'
 import { readAudit } from './reader'
 import { createAuditRecorder } from './recorder'
 import { AUDIT_COLUMNS, AUDIT_TABLE } from './row'
 import { clickhouseAuditSink } from './shipper'
 import { readSegment, tokenOf } from './spool'
-import { auditEvent, auditTestConfig, nextTurn, storedAudit, switchableSink } from './test-fixtures'
+import { auditEvent, auditTestConfig, nextTurn, storedAudit, switchableSink } from '../../../test/support/audit-fixtures'
 
 let ch: ClickHouseClient
 let n = 0

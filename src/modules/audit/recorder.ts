@@ -2,11 +2,11 @@
 // hot path never waits on analytics", Unkey's batch processor).
 //
 // record() is synchronous, O(1) and never throws: it appends the input to the audit spool, the same
-// durable spool as the click log's (src/core/spool.ts), whose group commit builds each stored row one
+// durable spool as the click log's (core/spool.ts), whose group commit builds each stored row one
 // setImmediate later (row.ts: id, keyed IP hash, bounded fields, no query string) and writes the turn's
 // lines to the open segment with one write() (spool.ts here: the format). Segments are sealed by size
 // (AUDIT_BATCH_SIZE), by interval (AUDIT_FLUSH_MS), by flush() or at shutdown, and shipped to ClickHouse
-// in order under their dedup token (src/core/spool-shipper.ts, into the sink of shipper.ts). So an event
+// in order under their dedup token (core/spool-shipper.ts, into the sink of shipper.ts). So an event
 // is on disk within one event-loop turn of its call and in ClickHouse within about AUDIT_FLUSH_MS; while
 // ClickHouse is down the segments wait on disk and are retried with backoff, and a restart ships what an
 // earlier run left.
@@ -19,9 +19,9 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Config } from '../../core/config'
-import { SpoolLog, type SpoolLogStats } from '../../core/spool'
-import type { ShipperStats } from '../../core/spool-shipper'
+import type { Config } from '../../../core/config'
+import { SpoolLog, type SpoolLogStats } from '../../../core/spool'
+import type { ShipperStats } from '../../../core/spool-shipper'
 import type { AuditEventInput } from './model'
 import { AuditEncoder } from './row'
 import { auditShipper, clickhouseAuditSink, type AuditSink } from './shipper'

@@ -2,7 +2,7 @@
 // field from the recorded input, so nothing else on the caller's object (a body, a token, a header) can
 // reach the disk or the table; the client address is replaced by its keyed hash here, before the disk.
 // Runs in the recorder's group commit, after the audited call has answered, never inside record().
-import { IpHasher } from '../../core/ip-hash'
+import { IpHasher } from '../../../core/ip-hash'
 import { newId } from '../../lib/ids'
 import { AUDIT_OUTCOMES, AUDIT_VIA, outcomeOf, type AuditEventInput, type AuditOutcome, type AuditVia } from './model'
 
@@ -67,7 +67,7 @@ export class AuditEncoder {
     this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
   }
 
-  /** Keyed SHA-256 of an address, as clicks hash theirs (src/core/ip-hash.ts); empty for no address. */
+  /** Keyed SHA-256 of an address, as clicks hash theirs (core/ip-hash.ts); empty for no address. */
   hashIp(ip: string): string {
     return this.ipHasher.hash(ip)
   }

@@ -1,10 +1,10 @@
 // Where sealed audit segments go: the agent_audit table, one insert each under the segment's dedup token
 // (the shipping itself, in order, with retries and deletion after the acknowledgement, is
-// src/core/spool-shipper.ts). A segment is read from its file when its turn comes, so only the one being
+// core/spool-shipper.ts). A segment is read from its file when its turn comes, so only the one being
 // shipped is in memory.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { SpoolShipper, type SpoolSink } from '../../core/spool-shipper'
-import { clickhouseSpoolSink } from '../../core/spool-sink'
+import { SpoolShipper, type SpoolSink } from '../../../core/spool-shipper'
+import { clickhouseSpoolSink } from '../../../core/spool-sink'
 import { AUDIT_COLUMNS, AUDIT_TABLE } from './row'
 import { AUDIT_LABELS, AUDIT_WORDS, readSegment, type FlushLabel, type PendingEvent } from './spool'
 

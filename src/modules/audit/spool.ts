@@ -1,17 +1,17 @@
-// The audit spool's format on disk (AUDIT_SPOOL_DIR): segment files of JSON lines (src/core/spool-files.ts),
+// The audit spool's format on disk (AUDIT_SPOOL_DIR): segment files of JSON lines (core/spool-files.ts),
 // one future ClickHouse batch each, named `….jsonl` with tokens `aud-…`. The durable mechanics (group
-// commit, sealing, the bound, shipping under the token) are src/core/spool.ts and spool-shipper.ts.
+// commit, sealing, the bound, shipping under the token) are core/spool.ts and spool-shipper.ts.
 //
 // A crash in the middle of a write leaves a partial last line; reading stops at the last newline. A line
 // that is not a JSON object (a disk error in the middle of a file) is skipped and counted.
 import { readFileSync } from 'node:fs'
-import * as files from '../../core/spool-files'
-import type { FlushLabel, SpoolKind } from '../../core/spool-files'
-import type { SpoolWords } from '../../core/spool-words'
+import * as files from '../../../core/spool-files'
+import type { FlushLabel, SpoolKind } from '../../../core/spool-files'
+import type { SpoolWords } from '../../../core/spool-words'
 import type { AuditEventInput } from './model'
 import type { AuditEncoder } from './row'
 
-export type { FlushLabel } from '../../core/spool-files'
+export type { FlushLabel } from '../../../core/spool-files'
 export const AUDIT_LABELS: readonly FlushLabel[] = ['size', 'interval', 'flush', 'shutdown', 'replay']
 
 export const AUDIT_SPOOL: SpoolKind = { suffix: '.jsonl', tokenPrefix: 'aud-' }

@@ -5,7 +5,7 @@
 // backfill from Postgres) is out of scope for now, so a failed write leaves the mirror short of that
 // row; the failure counter below is the signal to backfill.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { clickTimestamp } from '../../core/clicks'
+import { clickTimestamp } from '../../../core/clicks'
 
 export const CONVERSIONS_TABLE = 'conversions_v1'
 

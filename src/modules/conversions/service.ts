@@ -18,7 +18,7 @@
 //   same eventId (or another type's externalOrderId), other payload → 409 CONVERSION_CONFLICT
 //   eventId of one conversion, order key of another  → 409 CONVERSION_CONFLICT
 import { and, count, eq, or, sql, type SQL } from 'drizzle-orm'
-import { parseClickId, verifyClickSignature } from '../../core/click-id'
+import { parseClickId, verifyClickSignature } from '../../../core/click-id'
 import { accounts, conversions, links } from '../../db/schema'
 import type { Auth } from '../../plugins/auth'
 import { ApiError } from '../../plugins/errors'

@@ -2,7 +2,7 @@
 // redirectors are told; another account's domain is untouched.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import { call, show } from '../../../test/support/api'
 import { newAccount, newLink } from '../../../test/support/fixtures'

@@ -3,7 +3,7 @@
 // address or would lead back to a host served here; another account's domain is not found; an Agent
 // needs domains:write, and its change waits for a human like every other domain change.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { DOMAIN_CHANNEL } from '../../core/link-cache'
+import { DOMAIN_CHANNEL } from '../../../core/link-cache'
 import { call, show, TEST_INTERNAL_SECRET } from '../../../test/support/api'
 import { agentToken, newAccount, newDomain } from '../../../test/support/fixtures'
 import { until } from '../../../test/support/wait'

@@ -1,7 +1,7 @@
 // POST /api/v1/domains/{hostname}/verify against a real DNS server on loopback (dns2), whose TXT records
 // the tests set: missing, wrong and right records, failing and silent DNS, another account's domain.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { DOMAIN_CHANNEL } from '../../core/link-cache'
+import { DOMAIN_CHANNEL } from '../../../core/link-cache'
 import { call, show } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
 import { until, within } from '../../../test/support/wait'

@@ -1,7 +1,7 @@
 // What a custom domain may be: a DNS host name someone can prove control of with a TXT record, that a
 // browser sends as Host. Stored lower-case, international names in their ASCII (punycode) form, which is
 // what browsers send and what DNS holds.
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { ApiError } from '../../plugins/errors'
 import { normalizeHost, ownHosts } from '../links/url'
 

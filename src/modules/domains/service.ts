@@ -2,7 +2,7 @@
 // list, remove. Verified domains are what the redirector serves; every change is announced on
 // DOMAIN_CHANNEL so redirectors reload their set at once.
 import { and, asc, count, eq, isNotNull, isNull, lt, ne } from 'drizzle-orm'
-import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { domains, links, type Plan } from '../../db/schema'
 import type { TxtResolver } from '../../dns/resolver'
 import { DnsLookupError } from '../../dns/resolver'

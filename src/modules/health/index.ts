@@ -1,11 +1,11 @@
 // GET /health: liveness, the process answers (cheap: no dependency is asked, so a database outage never
 // makes an orchestrator restart healthy processes). GET /ready: whether each dependency answers
-// (src/core/readiness.ts): Postgres and Redis are required, ClickHouse, the audit spool and a Postgres read
+// (core/readiness.ts): Postgres and Redis are required, ClickHouse, the audit spool and a Postgres read
 // replica are shown (statistics and audit reads wait for ClickHouse; the replica's reads go to the
 // primary meanwhile; everything else works). In the embedded default the
-// redirector's checks (its click spool) are added by src/main.ts.
+// redirector's checks (its click spool) are added by one-process/main.ts.
 import { Elysia, t } from 'elysia'
-import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../../core/readiness'
+import { checkReadiness, readinessResponse, ReadinessFailure, type ReadinessCheck } from '../../../core/readiness'
 import { ping } from '../../db/client'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import { call, newGuestToken, show, testApi, TEST_INTERNAL_SECRET, type TestApp } from '../../../test/support/api'
 

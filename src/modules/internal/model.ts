@@ -7,7 +7,7 @@ export const ResolveQuery = t.Object({
   alias: t.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'aZ3kP9q' }),
 })
 
-/** The CachedLink of src/core/link-cache.ts, as JSON. */
+/** The CachedLink of core/link-cache.ts, as JSON. */
 export const CachedLinkResponse = t.Object(
   {
     v: t.Literal(1),

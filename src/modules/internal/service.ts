@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { CachedLink } from '../../core/link-cache'
+import type { CachedLink } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import { enforceRateLimit } from '../../plugins/client'
 import { ApiError } from '../../plugins/errors'

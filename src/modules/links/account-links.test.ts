@@ -2,7 +2,7 @@
 // URL rules, meta, and keys that are unknown or revoked.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { decodeCachedLink, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { apiKeys, links } from '../../db/schema'
 import { show } from '../../../test/support/api'
 import { DEFAULT_LINK_TTL_MS } from '../account/plans'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { RESERVED_ALIASES } from '../../core/link-cache'
+import { RESERVED_ALIASES } from '../../../core/link-cache'
 import { GENERATED_ALIAS_LENGTH, generateAlias, isReservedAlias } from './alias'
 
 describe('generateAlias', () => {

@@ -1,6 +1,6 @@
 // Generated aliases: 7 characters of [A-Za-z0-9] (README, decisions), 62^7 ≈ 3.5e12 values, drawn from the
 // CSPRNG by rejection sampling so every character is equally likely (no modulo bias).
-import { RESERVED_ALIASES } from '../../core/link-cache'
+import { RESERVED_ALIASES } from '../../../core/link-cache'
 
 export const GENERATED_ALIAS_LENGTH = 7
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'

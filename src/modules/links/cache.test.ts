@@ -1,7 +1,7 @@
 // The write-then-check protocol of syncLinkCache: a writer that lost a race never leaves a stale record.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { testApi } from '../../../test/support/api'

@@ -16,7 +16,7 @@ import {
   LINK_CACHE_VERSION,
   linkCacheKey,
   type CachedLink,
-} from '../../core/link-cache'
+} from '../../../core/link-cache'
 import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { PLAN_FEATURES } from '../account/plans'

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { count, eq } from 'drizzle-orm'
 import { links } from '../../db/schema'
-import { linkCacheKey } from '../../core/link-cache'
+import { linkCacheKey } from '../../../core/link-cache'
 import { call, show, testApi, type TestApp } from '../../../test/support/api'
 import { newAccount, newLink, type TestAccount } from '../../../test/support/fixtures'
 

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import type { Kv } from '../../adapters/ports'
-import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { newGuestToken, show, testApi } from '../../../test/support/api'

@@ -2,7 +2,7 @@
 // the key announced; Idempotency-Key replays.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { INVALIDATION_CHANNEL, linkCacheKey } from '../../core/link-cache'
+import { INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { links } from '../../db/schema'
 import { newGuestToken, show } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'

@@ -1,5 +1,5 @@
 import { getSchemaValidator, t } from 'elysia'
-import { ALIAS_PATTERN } from '../../core/link-cache'
+import { ALIAS_PATTERN } from '../../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, freePlanHint } from '../account/plans'
 

@@ -2,7 +2,7 @@
 // and the caller's account, and another account's link is 404 exactly like a missing one. The same for a
 // tag id (the tag routes and the list's `tag` filter): here, below both modules, so neither imports the other.
 import { and, eq } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import type { Db } from '../../db/client'
 import { links, tags } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'

@@ -5,7 +5,7 @@
 // link redirects to itself until the client gives up, counting a click at every hop. A DNS name that
 // resolves to us slips through; the redirector's loop marker ends that after one hop (508).
 import { and, inArray, isNotNull } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { domains } from '../../db/schema'
 import { isThisMachine } from '../../lib/hosts'
 import { ApiError } from '../../plugins/errors'

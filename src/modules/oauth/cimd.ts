@@ -10,8 +10,8 @@
 // client then signs a client assertion at the token endpoint (client-auth.ts). A shared secret cannot
 // be agreed with a document, so every other method is refused.
 import type { JSONWebKeySet } from 'jose'
-import type { Config } from '../../core/config'
-import { TtlCache } from '../../core/ttl-cache'
+import type { Config } from '../../../core/config'
+import { TtlCache } from '../../../core/ttl-cache'
 import { hostKind } from '../../lib/hosts'
 import { OAuthError } from '../../plugins/oauth-errors'
 import type { Services } from '../../services'

@@ -3,7 +3,7 @@
 // document at the path-inserted URL, naming `<issuer>/mcp` (RFC 9728 3.3: the document fetched for a
 // resource must name it, and VS Code, Gemini CLI and the C# SDK drop it otherwise).
 import { t } from 'elysia'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { resourcesOf, type Endpoint } from '../agents/audience'
 import { SCOPES } from '../../lib/agent-access'
 import { ASSERTION_ALGORITHMS } from './cimd'

@@ -14,7 +14,7 @@
 import type { LimitResult } from '../../adapters/ports'
 import { createHmac } from 'node:crypto'
 import { and, eq, isNull, ne } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { accounts, signInCodes } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
 import { log } from '../../lib/log'

@@ -3,7 +3,7 @@
 // both must see them. When the API is served over https (PUBLIC_API_URL) they are Secure and carry the
 // __Host- prefix: the browser then refuses one set by another host (a sibling subdomain) or for another
 // path, so nobody can plant a session or a login token in it.
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 
 export type CookieKind = 'session' | 'login' | 'provider'
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { humanSessions } from '../../db/schema'
-import { ConfigError, parseConfig } from '../../core/config'
+import { ConfigError, parseConfig } from '../../../core/config'
 import { testApi, testConfig } from '../../../test/support/api'
 import { startFakeIdentityProvider, type FakeIdentityProvider, type FakeUser } from '../../../test/support/fake-identity-provider'
 import { newAccount } from '../../../test/support/fixtures'

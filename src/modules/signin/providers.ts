@@ -5,7 +5,7 @@
 // email, when email_verified (fetched with the access token just issued to us over TLS, so no ID token
 // signature needs checking).
 import { CodeChallengeMethod, OAuth2Client, OAuth2RequestError } from 'arctic'
-import type { Config, IdentityProviderConfig } from '../../core/config'
+import type { Config, IdentityProviderConfig } from '../../../core/config'
 import { errorSummary } from '../../lib/errors'
 
 export const PROVIDER_NAMES = ['github', 'google'] as const

@@ -7,7 +7,7 @@
 // field; API calls made with the cookie carry it in X-CSRF-Token (the auth plugin checks it).
 import { createHmac } from 'node:crypto'
 import { and, eq, gt, isNull } from 'drizzle-orm'
-import type { Config } from '../../core/config'
+import type { Config } from '../../../core/config'
 import { accounts, humanSessions, type Plan } from '../../db/schema'
 import { newId } from '../../lib/ids'
 import { hashSecret, randomBase64url, sameSecret } from '../../lib/secrets'

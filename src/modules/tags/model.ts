@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { ALIAS_PATTERN } from '../../core/link-cache'
+import { ALIAS_PATTERN } from '../../../core/link-cache'
 import { Int, Meta } from '../../plugins/errors'
 import { DOMAIN_PATTERN } from '../links/model'
 import { DEFAULT_LIMITS } from '../account/plans'

@@ -4,8 +4,8 @@
 // exported bindings are live, so they hold the running file's API.
 import type { ClickHouseClient } from '@clickhouse/client'
 import { eq } from 'drizzle-orm'
-import { newClickId, signClickId } from '../../../src/core/click-id'
-import type { Config } from '../../../src/core/config'
+import { newClickId, signClickId } from '../../../core/click-id'
+import type { Config } from '../../../core/config'
 import type { Db } from '../../../src/db/client'
 import { conversions, links } from '../../../src/db/schema'
 import { newId } from '../../../src/lib/ids'

@@ -3,7 +3,7 @@
 // announcement it published, and the helpers the tests share. Each test file calls setUp in beforeAll and
 // tearDown in afterAll; the exported bindings are live, so they hold the running file's API.
 import { eq } from 'drizzle-orm'
-import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL } from '../../../src/core/link-cache'
+import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL } from '../../../core/link-cache'
 import { domains } from '../../../src/db/schema'
 import { startTestDnsServer, type TestDnsServer } from '../dns'
 import { call, show, testApi, testConfig, type TestApp } from '../api'

@@ -1,7 +1,7 @@
 // Shared by the tests of managing own links (src/modules/links/manage.*.test.ts): the API, calls as an
 // API key, fresh aliases, the cache record of a link and a link made through POST /shorten. Each test
 // file calls setUp in beforeAll; the exported bindings are live, so they hold the running file's API.
-import { decodeCachedLink, linkCacheKey } from '../../../src/core/link-cache'
+import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { call, show, testApi, type CallResult, type TestApp } from '../api'
 import type { TestAccount } from '../fixtures'
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { parseMetrics } from '../../test/support/metrics'
+import { parseMetrics } from '../test/support/metrics'
 import { Histogram, metricsAllowed, metricsResponse, MetricsRegistry } from './metrics'
 
 describe('the Prometheus text format', () => {

@@ -1,4 +1,4 @@
-// The ioredis client for REDIS_URL (src/core/redis-url.ts reads it): one server, a Redis Cluster, or a
+// The ioredis client for REDIS_URL (core/redis-url.ts reads it): one server, a Redis Cluster, or a
 // primary watched by Sentinel, for the API's adapters and the redirector alike.
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import { parseRedisUrl, type HostPort } from './redis-url'

@@ -1,6 +1,6 @@
 // REDIS_URL, read once for the API's adapters and the redirector alike: one server, a Redis Cluster, or a
 // primary watched by Sentinel. Pure (config.ts checks the URL at start without loading ioredis); the
-// client for each is src/core/redis.ts.
+// client for each is core/redis.ts.
 //
 //   redis://[user:password@]host[:port][/db]                    one server (rediss:// for TLS)
 //   redis+cluster://[user:password@]host:port[,host:port…]      Redis Cluster: any nodes to start from;

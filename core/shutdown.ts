@@ -1,4 +1,4 @@
-// How every entry point (src/main.ts, src/api.ts, redirect/main.ts) ends on SIGTERM or SIGINT: stop
+// How every entry point (one-process/main.ts, src/api.ts, redirect/main.ts) ends on SIGTERM or SIGINT: stop
 // taking requests and drain what is in flight (clicks above all), then exit. A second signal while
 // draining changes nothing: cutting the drain short is what SIGKILL is for. The drain is bounded
 // (SHUTDOWN_TIMEOUT_MS): past it the process says so and exits 1, so an orchestrator waiting for it is

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { leftoverSegments, tokenOf } from './spool-files'
-import { LINES, openSpool } from './spool-fixtures'
+import { LINES, openSpool } from '../test/support/spool-fixtures'
 
 const files = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(LINES.suffix)).map((f) => join(dir, f))
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))

@@ -5,9 +5,9 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Config } from '../../core/config'
-import type { AuditEventInput } from './model'
-import { AUDIT_TABLE } from './row'
-import type { AuditSink } from './shipper'
+import type { AuditEventInput } from '../../src/modules/audit/model'
+import { AUDIT_TABLE } from '../../src/modules/audit/row'
+import type { AuditSink } from '../../src/modules/audit/shipper'
 
 export const TEST_IP_HASH_SECRET = 'audit-test-ip-hash-secret-0123456789'
 

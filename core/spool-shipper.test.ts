@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FlushLabel, Segment } from './spool-files'
-import { LINES, openSpool, WORDS } from './spool-fixtures'
+import { LINES, openSpool, WORDS } from '../test/support/spool-fixtures'
 import { SpoolShipper, type ShipperOptions, type SpoolSink } from './spool-shipper'
 
 /** A store that records every attempt; `down` makes it refuse, `loseAnswers` makes it store without answering. */
@@ -145,7 +145,7 @@ describe('timers', () => {
     writeFileSync(script, `
       import { SpoolLog } from ${JSON.stringify(join(import.meta.dir, 'spool.ts'))}
       import { SpoolShipper } from ${JSON.stringify(join(import.meta.dir, 'spool-shipper.ts'))}
-      import { LINES, WORDS, lines } from ${JSON.stringify(join(import.meta.dir, 'spool-fixtures.ts'))}
+      import { LINES, WORDS, lines } from ${JSON.stringify(join(import.meta.dir, '../test/support/spool-fixtures.ts'))}
       const down = { async insert() { throw new Error('down') } }
       const shipper = new SpoolShipper(down, { labels: ['flush'], maxMemoryRows: 0, retryDelayMs: 60_000, maxRetryDelayMs: 60_000, words: WORDS, load: () => ({ batch: [], rows: 1 }) })
       const log = new SpoolLog({ dir: ${JSON.stringify(dir)}, kind: LINES, batchSize: 1000, flushIntervalMs: 60_000, maxBytes: 1 << 20, fsync: false, keepEvents: false, encode: lines, onSeal: (s) => shipper.add(s), words: WORDS })

@@ -69,11 +69,11 @@ export interface Config {
   apiInternalUrl: string
   /** Secret for hashing client IPs before they are stored. */
   ipHashSecret: string
-  /** Keys of the mu_sig click signature (src/core/click-id.ts): the first signs, all verify. */
+  /** Keys of the mu_sig click signature (core/click-id.ts): the first signs, all verify. */
   clickSigningKeys: ClickSigningKey[]
   /** Header set by a trusted CDN with the client's ISO country code, e.g. "cf-ipcountry". */
   countryHeader: string | undefined
-  /** Where the client IP comes from (src/core/client-ip.ts): TRUSTED_PROXY_HOPS, TRUSTED_IP_HEADER or the socket. */
+  /** Where the client IP comes from (core/client-ip.ts): TRUSTED_PROXY_HOPS, TRUSTED_IP_HEADER or the socket. */
   clientIp: ClientIpRule
   /** DNS servers ("ip" or "ip:port") that custom-domain verification asks; undefined: the system's. */
   dnsServers: string[] | undefined
@@ -215,7 +215,7 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
-/** REDIS_URL: one server, a cluster or Sentinel (src/core/redis.ts says how each is written). */
+/** REDIS_URL: one server, a cluster or Sentinel (core/redis.ts says how each is written). */
 function redisUrlOf(env: Env): string | undefined {
   const raw = env.REDIS_URL
   if (raw === undefined || raw === '') return undefined
@@ -473,7 +473,7 @@ export interface ConfigDefaults {
    */
   secret?: (name: string, dataDir: string) => string
   /**
-   * The process serves redirects on PORT itself (src/main.ts: API and redirector in one), whatever the
+   * The process serves redirects on PORT itself (one-process/main.ts: API and redirector in one), whatever the
    * engines: the short links then live on PORT, and short_url must say so. Otherwise the stand-alone
    * redirector's REDIRECT_PORT.
    */

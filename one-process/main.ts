@@ -6,17 +6,17 @@ import { CustomDomain } from '../redirect/domains'
 import { internalApi } from '../redirect/internal-api'
 import { workerRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
-import { createApi } from './app'
-import { rawInsertOf } from './adapters/clickhouse'
-import { configOrExit, openRuntimeOrExit } from './boot'
-import { stopOnSignal } from './core/shutdown'
-import { listenUrl } from './core/listen'
-import type { MetricsRegistry } from './core/metrics'
-import type { ReadinessCheck } from './core/readiness'
-import { keepServingThreadFirst } from './core/threads'
-import { log } from './lib/log'
-import { startApprovalRecovery } from './modules/approvals/recovery'
-import { startUnusedClientSweep } from './modules/oauth/unused-clients'
+import { createApi } from '../src/app'
+import { rawInsertOf } from '../src/adapters/clickhouse'
+import { configOrExit, openRuntimeOrExit } from '../src/boot'
+import { stopOnSignal } from '../core/shutdown'
+import { listenUrl } from '../core/listen'
+import type { MetricsRegistry } from '../core/metrics'
+import type { ReadinessCheck } from '../core/readiness'
+import { keepServingThreadFirst } from '../core/threads'
+import { log } from '../src/lib/log'
+import { startApprovalRecovery } from '../src/modules/approvals/recovery'
+import { startUnusedClientSweep } from '../src/modules/oauth/unused-clients'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
@@ -73,7 +73,7 @@ function embeddedSink() {
 /**
  * First path segments that belong to the API (its routes, the pages people see: sign-in, consent,
  * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
- * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (src/core/link-cache.ts).
+ * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (core/link-cache.ts).
  */
 const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
@@ -102,7 +102,7 @@ const listening = Bun.serve({
 
 server = listening
 // This thread answers redirects and API requests; chDB's threads, PGlite's and the click worker yield to
-// it when they want the same core (src/core/threads.ts).
+// it when they want the same core (core/threads.ts).
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })

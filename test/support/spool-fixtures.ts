@@ -3,9 +3,9 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SpoolLog, type SpoolLogOptions } from './spool'
-import type { Segment, SpoolKind } from './spool-files'
-import type { SpoolWords } from './spool-words'
+import { SpoolLog, type SpoolLogOptions } from '../../core/spool'
+import type { Segment, SpoolKind } from '../../core/spool-files'
+import type { SpoolWords } from '../../core/spool-words'
 
 export const LINES: SpoolKind = { suffix: '.lines', tokenPrefix: 'tst-' }
 export const WORDS: SpoolWords = { prefix: 'test', rows: 'rows', batches: 'test batches', bound: 'TEST_SPOOL_MAX_BYTES', counter: 'test.dropped', goesOn: 'calls go on' }
