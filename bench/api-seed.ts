@@ -7,7 +7,7 @@
 import { inArray, like, sql } from 'drizzle-orm'
 import type { Db } from '../src/db/client'
 import { accounts, links, type Plan } from '../src/db/schema'
-import { createApiKey } from '../src/modules/account/keys'
+import { createApiKey } from '../src/modules/keys/verdicts'
 import { agentToken } from '../test/support/fixtures'
 import type { TestApp } from '../test/support/api'
 

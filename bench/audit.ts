@@ -30,7 +30,7 @@ import { createApi } from '../src/app'
 import { parseConfig } from '../core/config'
 import { openDatabase } from '../src/db/client'
 import { accounts, links } from '../src/db/schema'
-import { createApiKey } from '../src/modules/account/keys'
+import { createApiKey } from '../src/modules/keys/verdicts'
 import { createAuditRecorder } from '../src/modules/audit/recorder'
 import { auditEvent, nextTurn, storedAudit, TEST_IP_HASH_SECRET } from '../test/support/audit-fixtures'
 

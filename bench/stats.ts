@@ -17,7 +17,7 @@ import { createApi } from '../src/app'
 import { parseConfig } from '../core/config'
 import { openDatabase } from '../src/db/client'
 import { accounts, links } from '../src/db/schema'
-import { createApiKey } from '../src/modules/account/keys'
+import { createApiKey } from '../src/modules/keys/verdicts'
 import { datasetProblem, generateClicks, openClickHouse, parseDatasetOptions, readDataset, resetDataset } from './clicks-generate'
 
 /** The target: statistics of a 10 M-click link in under 200 ms (median of several runs). */

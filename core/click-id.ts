@@ -1,4 +1,4 @@
-// Signed click ids for Pro attribution (spec 2.7, README, decisions: "Click id"). A Pro redirect appends
+// Signed click ids for Pro attribution (docs/decisions/0010-click-id-and-signature.md). A Pro redirect appends
 // `mu_click` (this id) and `mu_sig` (its HMAC) to the destination; a conversion later arrives with both and
 // is validated from them alone — no lookup, even before the click has reached ClickHouse.
 //
@@ -19,7 +19,7 @@ export interface ClickSigningKey {
 }
 
 export const CLICK_ID_VERSION = 1
-/** Length of a mu_click (spec 2.6 allows 64). */
+/** Length of a mu_click (the API contract allows up to 64). */
 export const CLICK_ID_LENGTH = 44
 export const KID_PATTERN = /^[A-Za-z0-9_-]{1,16}$/
 

@@ -66,5 +66,5 @@ export const RESERVED_ALIASES = new Set([
   'static', 'assets', 'favicon.ico', 'robots.txt', 'docs', 'status', 'metrics', 'ready', 'readyz', 'mcp', 'signin', 'signout', 'consent', 'approvals', 'app',
 ])
 
-/** Alias syntax of spec 4.2: A-Z a-z 0-9 _ -, length checked by the caller (4-64 default, 1-64 custom). */
+/** Alias syntax: A-Z a-z 0-9 _ -, length checked by the caller (4-64 default, 1-64 custom). */
 export const ALIAS_PATTERN = /^[A-Za-z0-9_-]{1,64}$/

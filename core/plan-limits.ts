@@ -1,5 +1,5 @@
 // How much each plan allows: the figures a deployment may change (PLAN_*, TAGS_PER_ACCOUNT, parsed by
-// config.ts into config.limits). Here in core, not in src/modules/account/plans.ts, because config.ts
+// config.ts into config.limits). Here in core, not in src/lib/plans.ts, because config.ts
 // parses them and core imports only core (test/boundary.test.ts); plans.ts re-exports them.
 
 /** The plans with limits; src/db/schema's Plan is the same union (plans.ts checks it). */
@@ -25,7 +25,7 @@ export interface Limits {
   sessionRequestsPerMinute: number
 }
 
-/** The spec's figures (section 8, TAGS_PER_ACCOUNT: 20 tags on every plan): what an unset variable means. */
+/** The default figures (docs/decisions/0003-plans-and-quotas.md; TAGS_PER_ACCOUNT: 20 tags on every plan): what an unset variable means. */
 export const DEFAULT_LIMITS: Limits = {
   plans: {
     free: { requestsPerMinute: 30, customDomains: 1, linksPerMonth: 1_000 },

@@ -3,7 +3,7 @@
 // answer of the turn directly with its 302; a request's promise is the one the server waits on. Chained
 // per request (commit.then(() => response), then the latency's own then), a redirect cost the serving
 // thread two more promise jobs: measured under load, about 0.4 µs a redirect, 2-3 % of the requests/s
-// (README "Benchmarks").
+// (docs/decisions/0021-answer-after-the-group-commit.md).
 //
 // Each turn's answers are kept apart: a click appended after a commit was made but before its
 // continuation ran (a password form's redirect, released by a microtask) belongs to the next write, and

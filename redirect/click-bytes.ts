@@ -23,7 +23,7 @@ interface Agent { text: Uint8Array; columns: Uint8Array }
  * more, handed out as chunks that are views of it, so a large segment streams in pieces. Reused because
  * fresh buffers of a few megabytes a second cost the core that serves redirects more than their encoding:
  * each new page is a fault, and each one the allocator gives back a TLB flush for every thread of the
- * process (measured on the bench machine, README "Benchmarks"). The chunks of a batch stay valid until
+ * process (measured on the bench machine: docs/decisions/0032-click-worker-encoding.md). The chunks of a batch stay valid until
  * the next reset(): the shipper has one batch at a time and resets only once it is written.
  */
 export class RowOutput {

@@ -2,7 +2,7 @@
 // pg_dump / pg_restore (a consistent snapshot, taken while the service runs), ClickHouse table by table
 // as JSON lines through the same client the service uses (so it works against any ClickHouse the service
 // can reach, without a backup disk configured on the server). The embedded engines are backed up by
-// stopping the service and copying DATA_DIR (README "Backups").
+// stopping the service and copying DATA_DIR (docs/production.md#backups).
 //
 // Order: Postgres first, then ClickHouse. A click recorded before the backup started is in it; a link
 // created during the backup may be missing from the Postgres dump while its first clicks are in the

@@ -2,6 +2,9 @@
 // src/api.ts call .listen(); tests call app.handle(new Request(...)).
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'
+import { billingModule } from './modules/billing'
+import { keysModule } from './modules/keys'
+import { registrationModule } from './modules/registration'
 import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { dashboardModule } from './modules/dashboard'
 import { guestModule } from './modules/guest'
@@ -26,7 +29,7 @@ import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
 import { statsModule } from './modules/stats'
-import { API_KEY_PREFIX, apiKeyVerdicts } from './modules/account/keys'
+import { API_KEY_PREFIX, apiKeyVerdicts } from './modules/keys/verdicts'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
 import { markAccountLinksPro } from './modules/links/cache'
 import { agentCalls, type AgentCalls, type Hold } from './plugins/agent-calls'
@@ -111,7 +114,10 @@ export function createApi(deps: ApiDeps) {
     .use(docs({ oauthScopes: { ...SCOPES } }))
     .use(healthModule(services, deps.extraReadiness))
     .use(guestModule(services))
-    .use(accountModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
+    .use(accountModule(services, auth))
+    .use(billingModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
+    .use(registrationModule(services, auth))
+    .use(keysModule(services, auth))
     .use(linksModule(services, auth))
     .use(tagsModule(services, auth))
     .use(statsModule(services, auth))

@@ -107,7 +107,7 @@ export function arrivalRate(exec) {
 
 /**
  * What every run must keep: almost no failed request (a 429 means the plan limits were not lifted, see
- * the README) and no dropped iteration (else the offered rate was not RATE).
+ * bench/README.md, "k6") and no dropped iteration (else the offered rate was not RATE).
  * @returns {Record<string, import('k6/options').Threshold[]>}
  */
 export function runThresholds() {

@@ -3,7 +3,7 @@
 // request with a random account's credential and a fresh destination (the service picks the alias).
 // AUTH=key sends the accounts' mk_ API keys; AUTH=agent has setup() create one Agent per account
 // (POST /api/v1/agents, scope links:write) and mint its at_ token, so every call is an Agent call with
-// its audit event. The same seeding as bench/api.ts: Pro accounts with plan limits lifted (README,
+// its audit event. The same seeding as bench/api.ts: Pro accounts with plan limits lifted (bench/README.md,
 // "k6"), their keys one a line.
 //
 //   k6 run -e BASE_URL=http://127.0.0.1:3000 -e KEY_FILE=/tmp/keys.txt -e AUTH=key -e RATE=1000 \

@@ -1,4 +1,4 @@
-// Link statistics from ClickHouse (spec 4.2, 2.5). Pure: a client and plain arguments in, plain data out;
+// Link statistics from ClickHouse (docs/statistics.md#statistics). Pure: a client and plain arguments in, plain data out;
 // the route adds alias, domain and created_at from the link record. Every value reaches ClickHouse as a
 // {name:Type} parameter; the only SQL chosen in code is the bucket function, picked from a fixed table.
 import type { ClickHouseClient } from '@clickhouse/client'

@@ -1,7 +1,7 @@
 // PGlite's first open of an empty directory runs initdb inside its WebAssembly Postgres, which peaks near
 // 1 GB of memory. A process that did it keeps much of that once it is over: about 630 MB resident after
 // PGlite alone, against about 240 MB when the cluster already existed, and all of it under
-// MIMALLOC_PURGE_DELAY=-1 (README, Configuration). So an empty directory is initialised by a child
+// MIMALLOC_PURGE_DELAY=-1 (docs/configuration.md). So an empty directory is initialised by a child
 // process, which hands everything back when it exits, and the process that serves then opens an existing
 // cluster, as on every later start. It costs the first start about 2 s.
 import { PGlite } from '@electric-sql/pglite'

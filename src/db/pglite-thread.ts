@@ -1,7 +1,7 @@
 // PGlite on a thread of its own (pglite-worker.ts), for the one-process product: a live PGlite instance
 // (a large WebAssembly program, its memory and its in-memory files) on the thread that answers requests
 // made every request on that thread slower, redirects included, whether or not the request touched the
-// database (README, Benchmarks). Here the serving thread keeps a small client that speaks
+// database (docs/decisions/0027-pglite-on-its-own-thread.md). Here the serving thread keeps a small client that speaks
 // the part of PGlite's interface drizzle uses (query, transaction) and posts each call to the thread
 // that owns PGlite.
 //

@@ -1,5 +1,5 @@
 // What an Agent's token may be granted, as two tables: the OAuth scopes (what a token may do, in words
-// for the consent page) and the operations a policy may hold for a human decision (spec 5.4). Route
+// for the consent page) and the operations a policy may hold for a human decision (docs/agents-and-mcp.md#approvals). Route
 // declarations name their scope and operation through these types, so a typo fails the type check;
 // discovery (scopes_supported), registration, consent, the Agent model and the MCP tools read them too.
 // A new kind of Agent call adds its scope and its operation here, and nowhere else but its route.
@@ -41,5 +41,5 @@ export type Operation = keyof typeof OPERATIONS
 
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as [Operation, ...Operation[]]
 
-/** Operations held for a human by default (spec 5.4: link deletion, tag deletion, domain changes, billing). */
+/** Operations held for a human by default: link deletion, tag deletion, domain changes, billing. */
 export const DEFAULT_REQUIRE_APPROVAL = ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade'] as const satisfies readonly Operation[]

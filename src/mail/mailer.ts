@@ -28,7 +28,7 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 
 /**
  * The development outbox's line in the process log: the one line that may carry a code and an address
- * (README, `SMTP_URL` and "Logs"), so it says what it is in a field of its own, and no other line does.
+ * (docs/configuration.md, `SMTP_URL`; docs/production.md#logs), so it says what it is in a field of its own, and no other line does.
  */
 export const developmentOutboxLine = (line: string): void => log.warn({ component: 'mail', development_outbox: true }, line)
 

@@ -1,4 +1,4 @@
-// JSON-RPC batches (DESIGN "Machine access", MCP). The 2025-03-26 revision of MCP allows a POST to
+// JSON-RPC batches (docs/agents-and-mcp.md#mcp). The 2025-03-26 revision of MCP allows a POST to
 // carry an array of messages; 2025-06-18 removed batching again and later revisions have none. The
 // stateless server learns the version from the MCP-Protocol-Version header (absent: 2025-03-26, as
 // the spec says a server should assume), or from an initialize request inside the batch.

@@ -1,4 +1,4 @@
-// CORS for /mcp (DESIGN "Machine access", MCP). An Origin is no credential here: every call needs an
+// CORS for /mcp (docs/agents-and-mcp.md#mcp). An Origin is no credential here: every call needs an
 // at_ token in Authorization and no cookie is ever read, so a page on another origin gains nothing a
 // program could not do without a browser. Browser-based hosts (the MCP Inspector) are therefore
 // answered with CORS, without credentials; every answer carries the headers, the 401 too, since the

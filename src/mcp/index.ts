@@ -1,4 +1,4 @@
-// The MCP endpoint (DESIGN "Machine access", MCP): POST /mcp, Streamable HTTP, stateless (a fresh
+// The MCP endpoint (docs/agents-and-mcp.md#mcp): POST /mcp, Streamable HTTP, stateless (a fresh
 // server per request, no sessions; GET and DELETE are 405), both protocol eras through the SDK's
 // web-standard handler. In front of it, per the MCP authorization spec:
 //   1. CORS (cors.ts): an Origin is no credential here, so pages on any origin may call, unless the

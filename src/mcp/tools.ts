@@ -7,7 +7,7 @@ import type { Scope } from '../lib/agent-access'
 import { ApprovalParams } from '../modules/approvals/model'
 import { Alias, Domain, LinkListQuery, MAX_OFFSET, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
 import { StatsQuery } from '../modules/stats/model'
-import { DEFAULT_LIMITS } from '../modules/account/plans'
+import { DEFAULT_LIMITS } from '../lib/plans'
 import { CreateTagRequest, MAX_TAG_ID } from '../modules/tags/model'
 import { Int } from '../plugins/errors'
 
@@ -250,7 +250,7 @@ const SPECS: ToolSpec[] = [
 
 /**
  * Every tool that changes something takes `idempotency_key`, sent as the REST Idempotency-Key header: a
- * host that retries after a lost answer gets the first result again instead of a second link (spec 4.6).
+ * host that retries after a lost answer gets the first result again instead of a second link (docs/api.md#idempotency).
  */
 const IdempotencyKey = t.Optional(
   t.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$', description: 'Makes a retry safe: the same key with the same arguments replays the first result (REST Idempotency-Key, kept 24 h)' }),

@@ -251,6 +251,20 @@ describe('GET /swagger/json', () => {
     expect(doc.servers?.length).toBeGreaterThan(0)
   })
 
+  test('a page that answers an error status with HTML keeps its page there beside the ErrorResponse', () => {
+    const cases: [method: string, path: string, status: string, code: string][] = [
+      ['post', '/approvals/{approvalId}', '400', 'VALIDATION_FAILED'],
+      ['post', '/billing/{id}', '404', 'CHECKOUT_NOT_FOUND'],
+    ]
+    for (const [method, path, status, code] of cases) {
+      const response = doc.paths[path][method].responses[status]
+      const where = `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(response)}`
+      expect(Object.keys(response.content).sort(), where).toEqual(['application/json', 'text/html'])
+      expect(response.content['application/json'].schema.$ref, where).toBe('#/components/schemas/ErrorResponse')
+      expect(Object.keys(response.content['application/json'].examples), where).toContain(code)
+    }
+  })
+
   test('the MCP endpoint: a JSON-RPC body, a JSON answer or an event stream, its 401 and Origin refusal', () => {
     const mcp = doc.paths['/mcp'].post
     const where = JSON.stringify(mcp).slice(0, 600)
@@ -297,8 +311,9 @@ describe('GET /swagger/json', () => {
     const routes = (app as unknown as { routes: { method: string; path: string }[] }).routes
     const missing = routes
       // CORS preflights (OPTIONS) are answered for browsers, not operations a client calls; /metrics is the
-      // operator's Prometheus scrape (text, its own token), not part of the API.
-      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && !r.path.startsWith('/app') && r.path !== '/metrics' && !['HEAD', 'ALL', 'OPTIONS'].includes(r.method))
+      // operator's Prometheus scrape (text, its own token), not part of the API; /favicon.ico is the
+      // dashboard's icon for browsers, like /app.
+      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && !r.path.startsWith('/app') && !['/metrics', '/favicon.ico'].includes(r.path) && !['HEAD', 'ALL', 'OPTIONS'].includes(r.method))
       .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}') }))
       .filter((r) => !doc.paths[r.path]?.[r.method])
     expect(missing).toEqual([])

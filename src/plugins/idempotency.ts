@@ -1,4 +1,4 @@
-// Idempotency-Key as a route option (README, decisions: "Idempotency-Key", spec 4.6 and 7): a client that may
+// Idempotency-Key as a route option (docs/api.md#idempotency): a client that may
 // retry a mutation sends `Idempotency-Key: <1-255 printable ASCII>`, and a retry never runs it twice.
 //
 // Usage, on a route that also has `auth` (the key is scoped to the credential the auth macro resolved):
@@ -39,7 +39,7 @@ import type { Principal } from './auth'
 import { ApiError } from './errors'
 import { isDryRun } from './query'
 
-/** README, decisions: keys are kept 24 h. */
+/** Keys are kept 24 h (docs/decisions/0004-idempotency-key.md). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /**
  * How long an unfinished request holds its key. Far above any request's real duration (Bun.serve

@@ -8,6 +8,9 @@
 //   x-operation: 'links.delete'     (plugins/auth.ts)        → the 202 an Agent's held call answers
 //   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
 //   x-error-codes on an error schema (errorResponses)        → one example per code at that status
+// Every path parameter can be refused with 400 VALIDATION_FAILED: plugins/body.ts refuses a control
+// character in any of them before the route runs. A page that answers an error status with HTML keeps
+// its page there beside the ErrorResponse a plugin answers at the same status.
 import type { AuthMode } from './auth'
 import { DEFAULT_HINT, ERROR_CODES_KEYWORD, ERROR_STATUS, type ErrorCode } from './errors'
 
@@ -63,6 +66,7 @@ const AUTH_CODES: Record<AuthMode, ErrorCode[]> = {
 }
 const BODY_CODES: ErrorCode[] = ['VALIDATION_FAILED', 'MALFORMED_JSON', 'UNSUPPORTED_CONTENT_TYPE', 'PAYLOAD_TOO_LARGE']
 const IDEMPOTENCY_CODES: ErrorCode[] = ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'SERVICE_UNAVAILABLE']
+const PATH_CODES: ErrorCode[] = ['VALIDATION_FAILED']
 
 /**
  * The plugin offers every body as JSON, multipart and text: keep JSON alone there. A map without the
@@ -87,6 +91,14 @@ function errorResponse(status: string, codes: ErrorCode[], headers?: Json): Json
     ...(headers && { headers }),
     content: { [JSON_TYPE]: { schema: { $ref: ERROR_REF }, examples: errorExamples(codes) } },
   }
+}
+
+/** A page's own answer at an error status (its HTML) with the ErrorResponse beside it, one content map. */
+function besidePage(page: Json, error: Json, codes: ErrorCode[]): Json {
+  const content = { ...(error.content as Json), ...(isObject(page.content) ? page.content : {}) }
+  const headers = { ...(isObject(error.headers) ? error.headers : {}), ...(isObject(page.headers) ? page.headers : {}) }
+  const description = `${String(page.description ?? error.description).replace(/[.\s]*$/, '')}; an ErrorResponse (JSON) for ${codes.join(', ')}`
+  return { description, ...(Object.keys(headers).length > 0 && { headers }), content }
 }
 
 /** The plugin lifts an inline schema's keywords onto the Response Object; a $ref keeps them in the schema. */
@@ -191,11 +203,18 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   }
   const responses = isObject(operation.responses) ? operation.responses : {}
   const out: Json = {}
+  /** What a declared error response offers besides JSON (a page's HTML), by status. */
+  const pages: Json = {}
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue
     const declared = codesOf(response)
-    if (declared) add(declared)
-    else out[status] = normalizeSuccess(status, response, schemas)
+    if (!declared) {
+      out[status] = normalizeSuccess(status, response, schemas)
+      continue
+    }
+    add(declared)
+    const other = Object.entries(jsonOnly(response.content) ?? {}).filter(([type]) => type !== JSON_TYPE)
+    if (other.length > 0) pages[status] = { description: response.description, content: Object.fromEntries(other) }
   }
   if (held) {
     out['202'] = {
@@ -206,6 +225,7 @@ function normalizeOperation(operation: Json, schemas: Json): void {
     }
   }
   if (auth) add(AUTH_CODES[auth as AuthMode] ?? [])
+  if (parameters.some((parameter) => isObject(parameter) && parameter.in === 'path')) add(PATH_CODES)
   if (jsonBody && !oauth) add(BODY_CODES)
   if (idempotent) add(IDEMPOTENCY_CODES)
   if (scopes.length > 0) {
@@ -216,7 +236,10 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   const rateHeaders = auth ? RATE_HEADERS : undefined
   for (const status of [...codes.keys()].sort()) {
     const headers = status === '429' || status === '503' ? { ...rateHeaders, ...RETRY_AFTER } : rateHeaders
-    out[status] = errorResponse(status, [...codes.get(status)!], headers)
+    const list = [...codes.get(status)!]
+    const error = errorResponse(status, list, headers)
+    const page = out[status] ?? pages[status]
+    out[status] = isObject(page) ? besidePage(page, error, list) : error
   }
   if (rateHeaders) {
     for (const [status, response] of Object.entries(out)) {

@@ -2,7 +2,7 @@
 // reach Stripe from here). It speaks the same wire format: form-encoded requests with the secret key
 // as bearer, JSON answers and errors shaped like Stripe's, Idempotency-Key honoured, and webhook events
 // signed the way Stripe signs them.
-import { stripeSignature } from '../../src/billing/stripe'
+import { stripeSignature } from '../../src/modules/billing/stripe'
 
 export interface FakeSession {
   id: string

@@ -4,7 +4,7 @@
 // are unique per run, since tests never truncate.
 import type { Db } from '../../src/db/client'
 import { accounts, domains, links, type Plan } from '../../src/db/schema'
-import { createApiKey } from '../../src/modules/account/keys'
+import { createApiKey } from '../../src/modules/keys/verdicts'
 import { newId } from '../../src/lib/ids'
 import { randomBase64url } from '../../src/lib/secrets'
 import { newClickId, signClickId, type ClickSigningKey } from '../../core/click-id'

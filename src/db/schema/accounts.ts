@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { PLANS } from '../../lib/plans'
 import { guestSessions } from './guests'
 
-export const PLANS = ['free', 'pro'] as const
-export type Plan = (typeof PLANS)[number]
+export { PLANS, type Plan } from '../../lib/plans'
 
 /** A registered account. E-mail is stored lower-case and is unique. */
 export const accounts = pgTable('accounts', {
@@ -19,7 +19,7 @@ export const accounts = pgTable('accounts', {
 /**
  * mk_ API keys: only the SHA-256 of a key is stored; `start` (its first characters) and `name` help
  * people tell keys apart. `scopes` null is the account's full access, else the OAuth scopes the key is
- * held to (src/lib/agent-access.ts). last_used_at is written at most once a minute (keys.ts).
+ * held to (src/lib/agent-access.ts). last_used_at is written at most once a minute (src/modules/keys/verdicts.ts).
  */
 export const apiKeys = pgTable(
   'api_keys',
@@ -29,7 +29,7 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull().unique(),
     start: text('start').notNull(),
     // The default names the keys made before names existed, and any a process of the previous
-    // version inserts during a rolling deploy (keys.ts DEFAULT_KEY_NAME: the same words).
+    // version inserts during a rolling deploy (keys/verdicts.ts DEFAULT_KEY_NAME: the same words).
     name: text('name').notNull().default('Default key'),
     scopes: jsonb('scopes').$type<string[]>(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

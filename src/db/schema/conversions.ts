@@ -4,11 +4,11 @@ import { accounts } from './accounts'
 import { links } from './links'
 
 /**
- * Conversions reported for a Pro link's click (spec 2.6, 4.4). `value` is an exact decimal (numeric):
+ * Conversions reported for a Pro link's click (docs/statistics.md#conversions). `value` is an exact decimal (numeric):
  * currencies differ in minor units, so no integer scale fits all. Retries are recognised by the two
  * partial unique indexes (per account: type + externalOrderId, and eventId); the insert claims the key
  * atomically (ON CONFLICT DO NOTHING) and a loser reads the original. For purchase, sale and refund the
- * order key alone decides, by value and currency (spec 4.4 rule 5); otherwise `payload_hash` tells a true
+ * order key alone decides, by value and currency; otherwise `payload_hash` tells a true
  * retry from a different report under the same key (409).
  */
 export const conversions = pgTable(

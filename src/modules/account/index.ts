@@ -1,44 +1,19 @@
-// GET /api/v1/account/status, POST /api/v1/account/upgrade, GET /api/v1/account/upgrade/{checkout_id},
-// and (billing.ts) the checkout page and the Stripe webhook; (key-routes.ts) the account's API keys.
-import { Elysia, t } from 'elysia'
-import { createBillingProvider } from '../../billing'
+// GET /api/v1/account/status: the plan, usage and features of the calling credential. The account's
+// other concerns are modules of their own: keys/ (API keys), registration/ (sign-up by a mailed code),
+// billing/ (the upgrade to Pro, its checkout and the payment provider).
+import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
-import { ApiError, errorResponses, errors } from '../../plugins/errors'
-import { idempotencyPlugin } from '../../plugins/idempotency'
+import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { guestMeta } from '../guest/service'
-import { billingRoutes, withApiErrors } from './billing'
-import { registrationRoutes } from './registration-routes'
-import { apiKeyRoutes } from './key-routes'
-import { checkoutView, findOwnCheckout, startCheckout, type OnUpgraded } from './checkouts'
-import { accountModels, BILLING_INTERVALS } from './model'
-import type { BillingInterval } from '../../billing/prices'
+import { accountModels } from './model'
 import { accountMeta } from './meta'
-import { accountStatus, accountStatusForKey, accountUsage, loadAccount } from './service'
-import { log } from '../../lib/log'
+import { accountStatus, accountStatusForKey } from './service'
 
-function parseInterval(value: string | undefined): BillingInterval {
-  const interval = value ?? 'monthly'
-  if (!(BILLING_INTERVALS as readonly string[]).includes(interval)) {
-    throw new ApiError('VALIDATION_FAILED', `body.interval: must be "monthly" or "yearly", got "${interval.slice(0, 40)}"`)
-  }
-  return interval as BillingInterval
-}
-
-export interface AccountModuleOptions {
-  /** Runs after a checkout made an account Pro (app.ts: its links' cached records turn Pro). */
-  onUpgraded: OnUpgraded
-}
-
-export function accountModule(services: Services, auth: Auth, { onUpgraded }: AccountModuleOptions) {
-  const billing = withApiErrors(createBillingProvider(services.config))
-  if (!services.config.embedded && billing.confirmsLocally) {
-    log.warn({ component: 'billing' }, 'STRIPE_SECRET_KEY is not set: the local provider upgrades accounts to Pro without payment')
-  }
+export function accountModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.account' })
     .use(errors)
     .use(auth.plugin)
-    .use(idempotencyPlugin(services))
     .model(accountModels)
     .get(
       '/api/v1/account/status',
@@ -62,66 +37,4 @@ export function accountModule(services: Services, auth: Auth, { onUpgraded }: Ac
         },
       },
     )
-    .post(
-      '/api/v1/account/upgrade',
-      async ({ body, principal, account: caller }) => {
-        const interval = parseInterval(body.interval)
-        const { account, checkout } = await startCheckout(services, billing, caller, interval)
-        const view = checkoutView(services.config, checkout, services.now())
-        const usage = await accountUsage(services, account, principal.rateHeaders)
-        return {
-          success: true,
-          data: { checkout_id: view.checkout_id, checkout_url: view.checkout_url, interval: view.interval, price: view.price, expires_at: view.expires_at },
-          meta: accountMeta(services, {
-            plan: account.plan,
-            linksThisMonth: usage.links_this_month,
-            requestsRemaining: usage.requests_remaining,
-            hint: 'Open checkout_url in a browser. The plan switches to Pro once the payment is confirmed; GET /api/v1/account/upgrade/{checkout_id} shows the state.',
-            notices: [
-              billing.confirmsLocally
-                ? { type: 'billing', message: 'Local billing: this server takes no payment; the checkout page confirms the upgrade.' }
-                : { type: 'billing', message: 'Payment by Stripe Checkout; the plan changes when Stripe confirms the payment.' },
-            ],
-          }),
-        }
-      },
-      {
-        account: { scopes: ['billing:write'], operation: 'billing.upgrade' },
-        idempotent: true,
-        body: 'UpgradeRequest',
-        // No body (or null) means the defaults; done before validation so the schema sees an object.
-        transform(context) {
-          if (context.body === null || context.body === undefined) (context as { body: unknown }).body = {}
-        },
-        response: { 200: 'UpgradeResponse', ...errorResponses('ALREADY_PRO', 'ACCOUNT_NOT_FOUND', 'BILLING_UNAVAILABLE') },
-        detail: {
-          operationId: 'upgradeAccount',
-          tags: ['account'],
-          summary: 'Start an upgrade to Pro',
-          description:
-            'Returns a short checkout URL. The plan does not change here: it becomes Pro only when the payment provider confirms the checkout (a Stripe webhook, or the confirm button of the local provider). 400 ALREADY_PRO when the account is already on Pro; 404 ACCOUNT_NOT_FOUND when the key\'s account no longer exists. Accepts Idempotency-Key.',
-        },
-      },
-    )
-    .get(
-      '/api/v1/account/upgrade/:checkout_id',
-      async ({ params, account: caller }) => {
-        const checkout = await findOwnCheckout(services, caller.id, params.checkout_id)
-        const account = await loadAccount(services, caller.id)
-        return {
-          success: true,
-          data: checkoutView(services.config, checkout, services.now()),
-          meta: accountMeta(services, { plan: account.plan }),
-        }
-      },
-      {
-        account: { scopes: ['account:read'] },
-        params: t.Object({ checkout_id: t.String({ maxLength: 64, description: 'checkout_id from POST /account/upgrade' }) }),
-        response: { 200: 'CheckoutStatusResponse', ...errorResponses('VALIDATION_FAILED', 'CHECKOUT_NOT_FOUND') },
-        detail: { operationId: 'getCheckout', tags: ['account'], summary: 'State of an upgrade checkout of this account' },
-      },
-    )
-    .use(billingRoutes(services, billing, onUpgraded))
-    .use(registrationRoutes(services, auth))
-    .use(apiKeyRoutes(services, auth))
 }

@@ -1,21 +1,21 @@
-// The `meta` of every response to an account's credential, in one shape (spec 2.2): the plan, usage
+// The `meta` of every response to an account's credential, in one shape: the plan, usage
 // against the monthly link quota (and the route's own resource: tags, custom domains), notices, and on
 // Free its limitations and the way to Pro. The calendar month (UTC) of the quota, the count of links in
 // it and the upgrade URL live here too, so every module reads them alike.
 import { and, eq, gte, sql, sum, type SQL } from 'drizzle-orm'
-import { formatPrice } from '../../billing/prices'
+import { formatPrice } from '../../lib/prices'
 import type { Db } from '../../db/client'
 import { accountLinkMonths, type Plan } from '../../db/schema'
 import type { AccountPrincipal } from '../../plugins/auth'
 import type { Services } from '../../services'
-import { freePlanHint, PLAN_FEATURES, proBenefits, type Limits } from './plans'
+import { freePlanHint, PLAN_FEATURES, proBenefits, type Limits } from '../../lib/plans'
 
 /** A quota notice appears when less than this share of it is left. */
 const LOW_QUOTA_SHARE = 0.1
 
 export type Notice = { type?: string; field?: string; message: string }
 
-/** The calendar month (UTC) a link quota counts in: README, decisions: "1,000 links a month". */
+/** The calendar month (UTC) a link quota counts in (docs/decisions/0003-plans-and-quotas.md). */
 export function monthWindow(nowMs: number): { start: Date; next: Date } {
   const now = new Date(nowMs)
   return {

@@ -9,7 +9,7 @@ import { ConfigError, parseConfig } from '../../../core/config'
 import { createServices } from '../../services'
 import { cookieName } from '../signin/cookies'
 import { createSession } from '../signin/service'
-import { DEFAULT_LIMITS } from './plans'
+import { DEFAULT_LIMITS } from '../../lib/plans'
 
 const ENV = {
   PLAN_FREE_LINKS_PER_MONTH: '3',

@@ -8,7 +8,7 @@ import type { Services } from '../../services'
 import { GUEST_LIMITS } from '../guest/model'
 import { guestUsage } from '../guest/service'
 import { linksCreatedThisMonth, monthWindow } from './meta'
-import { DEFAULT_LINK_TTL_DAYS, PLAN_FEATURES, planLimitsView } from './plans'
+import { DEFAULT_LINK_TTL_DAYS, PLAN_FEATURES, planLimitsView } from '../../lib/plans'
 
 
 /** What a guest session may do: only `url` on shorten, and account status. */

@@ -1,4 +1,4 @@
-// Agents (spec 4.5, DESIGN "Machine access"): the account-side identities of machine clients. Managed by
+// Agents (docs/agents-and-mcp.md#agents): the account-side identities of machine clients. Managed by
 // the human only (API key or signed-in session; an Agent's own at_ token gets 403 HUMAN_ONLY); another
 // account's Agent is 404 on every route.
 import { Elysia } from 'elysia'
@@ -96,7 +96,7 @@ export function agentsModule(services: Services, auth: Auth) {
     .post('/api/v1/agents/:agentId/kill', async ({ account, params }) => ok(await killAgent(services, account.id, params.agentId)), {
       human: true,
       params: AgentParams,
-      response: { 200: 'AgentResponse', ...errorResponses('AGENT_NOT_FOUND', 'CSRF_TOKEN_INVALID') },
+      response: { 200: 'AgentResponse', ...errorResponses('VALIDATION_FAILED', 'AGENT_NOT_FOUND', 'CSRF_TOKEN_INVALID') },
       detail: {
         operationId: 'killAgent',
         tags: ['agents'],

@@ -1,4 +1,4 @@
-// Agents: the account-side identity of a machine client (DESIGN "Machine access"). Every at_ token
+// Agents: the account-side identity of a machine client (docs/agents-and-mcp.md). Every at_ token
 // belongs to one; its scopes bound the token's, its status (active | killed) is checked on every call.
 // OAuth consent creates the Agent of (account, client) or reuses it.
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'

@@ -65,7 +65,7 @@ export function approvalsModule(services: Services, auth: Auth, execute: Execute
       // The human, or the Agent that asked (polling its 202): an at_ token needs no particular scope here.
       account: { scopes: [] },
       params: ApprovalParams,
-      response: { 200: 'ApprovalResponse', ...errorResponses('APPROVAL_NOT_FOUND') },
+      response: { 200: 'ApprovalResponse', ...errorResponses('VALIDATION_FAILED', 'APPROVAL_NOT_FOUND') },
       detail: {
         operationId: 'getApproval',
         tags: ['agents'],

@@ -1,4 +1,4 @@
-// Human approval of an Agent's calls (spec 5.4, DESIGN "Machine access"). A call to an operation the
+// Human approval of an Agent's calls (docs/agents-and-mcp.md#approvals). A call to an operation the
 // Agent's policy names is not run: it is kept (method, path, query, body) as an approval, 24 hours to
 // decide, and answered 202. Approving runs it exactly once, as the Agent, after checking the Agent is
 // still active and still holds the route's scopes; rejecting, expiry and a kill run nothing.

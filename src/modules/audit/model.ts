@@ -1,4 +1,4 @@
-// The audit event of an at_ call (DESIGN.md "Machine access"): what a caller hands to record(), what
+// The audit event of an at_ call (docs/agents-and-mcp.md#audit): what a caller hands to record(), what
 // is stored (migrations/clickhouse/0005_agent_audit_v1.sql) and what GET /api/v1/agents/{agentId}/audit
 // answers. Written once here with `t`; the types are derived from the schemas.
 import { t, type Static } from 'elysia'

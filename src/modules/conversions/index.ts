@@ -1,5 +1,5 @@
-// Conversion attribution (spec 4.4): POST /api/analytics/link-conversion (JSON, errors reported) and
-// GET /api/analytics/link-conversion/pixel (a 1×1 GIF that never reports an error, rule 6). Both record
+// Conversion attribution (docs/statistics.md#conversions): POST /api/analytics/link-conversion (JSON, errors reported) and
+// GET /api/analytics/link-conversion/pixel (a 1×1 GIF that never reports an error). Both record
 // through recordConversion (service.ts), so the rules and the atomic claim are the same.
 import { Elysia } from 'elysia'
 import { enforceIpLimit } from '../../plugins/client'

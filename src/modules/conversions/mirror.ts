@@ -1,4 +1,4 @@
-// The analytics mirror of conversions (README, decisions: "Conversions"; table conversions_v1, migration
+// The analytics mirror of conversions (docs/decisions/0011-conversions.md; table conversions_v1, migration
 // clickhouse/0004). Postgres is the source of truth: the row is written here only after the Postgres
 // insert has committed, and only for a new conversion (a duplicate report adds nothing). A ClickHouse
 // failure never fails the report: it is counted and the request goes on. A background retry (or a

@@ -1,4 +1,4 @@
-// Conversions and revenue of one link, for its statistics (spec 4.4 rule 4: refunds are positive values
+// Conversions and revenue of one link, for its statistics (refunds are positive values
 // subtracted from revenue). Sums run in Postgres numeric and come back as numbers.
 import { and, eq, gte, sql, type SQL } from 'drizzle-orm'
 import type { Db } from '../../db/client'

@@ -1,10 +1,10 @@
-// Recording a conversion (spec 2.6, 4.4; README, decisions: "Conversions"). Shared by the JSON endpoint and the
+// Recording a conversion (docs/statistics.md#conversions, docs/decisions/0011-conversions.md). Shared by the JSON endpoint and the
 // pixel: the same rules, the same atomic claim. The click id carries the link and the click time, the
-// signature proves the service issued it, so a browser needs no API key (spec 4.4 rule 7).
+// signature proves the service issued it, so a browser needs no API key.
 //
 // Order of checks, and the answer of each (an Authorization header means API-key auth, see authenticateCaller):
 //   API key unknown or malformed                → 401 UNAUTHORIZED (rate limited per key: 429)
-//   field rules of spec 2.6 / 4.4               → 400 VALIDATION_FAILED naming the field
+//   the report's field rules                    → 400 VALIDATION_FAILED naming the field
 //   no API key and no clickSignature           → 401 UNAUTHORIZED
 //   clickSignature not of this click id         → 401 CLICK_SIGNATURE_INVALID (tampered, other click, unknown kid)
 //   clickId not a click id (key path)           → 400 VALIDATION_FAILED
@@ -32,7 +32,7 @@ import { CONVERSION_LIMITS, MAX_VALUE } from './model'
 export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600 * 1000
 /** Spec section 8: occurredAt at most five minutes in the future. */
 export const MAX_FUTURE_MS = 5 * 60 * 1000
-/** Types that are orders: they need externalOrderId (spec 4.4 rule 2). */
+/** Types that are orders: they need externalOrderId; every other type needs eventId. */
 export const ORDER_TYPES = new Set(['purchase', 'sale', 'refund'])
 export const CURRENCY_PATTERN = /^[A-Za-z]{3}$/
 /** Per client IP, for calls authenticated by a click signature (API keys have their per-key limit). */
@@ -227,7 +227,7 @@ interface KeyHolder {
 }
 
 /**
- * The conversion a report that lost the claim repeats, or 409 CONVERSION_CONFLICT (spec 4.4 rule 5).
+ * The conversion a report that lost the claim repeats, or 409 CONVERSION_CONFLICT.
  * For an order type the order key (account, type, externalOrderId) is the identity of the conversion:
  * a retry with the same value and currency is the same order whatever its eventId (a client that mints
  * an eventId per attempt must not count an order twice), and only a different value or currency is a

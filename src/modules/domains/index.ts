@@ -70,7 +70,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
       {
         account: { scopes: ['domains:write'], operation: 'domains.change' },
         params: HostnameParams,
-        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
+        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_DOMAIN', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
         detail: {
           operationId: 'verifyDomain',
           tags: ['domains'],
@@ -91,7 +91,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         idempotent: true,
         params: HostnameParams,
         body: 'UpdateDomainRequest',
-        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_FOUND') },
+        response: { 200: 'DomainResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_DOMAIN', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_FOUND') },
         detail: {
           operationId: 'updateDomain',
           tags: ['domains'],
@@ -117,7 +117,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         account: { scopes: ['domains:write'], operation: 'domains.change' },
         idempotent: true,
         params: HostnameParams,
-        response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND') },
+        response: { 200: 'DomainMessageResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_DOMAIN', 'DOMAIN_NOT_FOUND') },
         detail: {
           operationId: 'deleteDomain',
           tags: ['domains'],

@@ -1,5 +1,5 @@
 // POST /api/v1/guest/token: start a guest session without signing up. Turning it into an account
-// (POST /api/v1/guest/register and /verify) belongs to the account module (account/registration.ts).
+// (POST /api/v1/guest/register and /verify) is the registration module (src/modules/registration/).
 import { Elysia } from 'elysia'
 import { enforceIpLimit } from '../../plugins/client'
 import { errorResponses, errors } from '../../plugins/errors'

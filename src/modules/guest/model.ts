@@ -1,7 +1,7 @@
 import { t } from 'elysia'
 import { Int, Meta } from '../../plugins/errors'
 
-/** README, decisions: "Guest limits"; returned to the client as `limits`. */
+/** The guest limits (docs/decisions/0002-guest-limits.md); returned to the client as `limits`. */
 export const GUEST_LIMITS = { max_links: 10, max_requests: 100, expires_in_seconds: 86_400 } as const
 
 export const GuestLimits = t.Object({

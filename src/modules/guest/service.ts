@@ -10,7 +10,7 @@ import { newId } from '../../lib/ids'
 import { hashSecret, newToken, TOKEN_PREFIXES } from '../../lib/secrets'
 import { GUEST_LIMITS } from './model'
 
-/** POST /guest/token: 10 an hour per client IP (README, decisions). */
+/** POST /guest/token: 10 an hour per client IP (docs/decisions/0002-guest-limits.md). */
 export const GUEST_TOKEN_RATE = { limit: 10, windowMs: 3_600_000 } as const
 
 export const GUEST_TOKEN_PREFIX = TOKEN_PREFIXES.guest
@@ -131,7 +131,7 @@ export function guestUpgrade(services: Pick<Services, 'config'>) {
   }
 }
 
-/** The meta of every response to a guest token (spec 2.2), in one shape: usage, notices and the way up. */
+/** The meta of every response to a guest token, in one shape: usage, notices and the way up. */
 export function guestMeta(
   services: Pick<Services, 'config'>,
   guest: GuestSession,

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm'
 import { decodeCachedLink, linkCacheKey } from '../../../core/link-cache'
 import { apiKeys, links } from '../../db/schema'
 import { show } from '../../../test/support/api'
-import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { DEFAULT_LINK_TTL_MS } from '../../lib/plans'
 import { newAccount, newDomain } from '../../../test/support/fixtures'
 import { api, freshAlias, rowOf, setUp, shorten } from '../../../test/support/suites/account-links'
 

@@ -1,4 +1,4 @@
-// Generated aliases: 7 characters of [A-Za-z0-9] (README, decisions), 62^7 ≈ 3.5e12 values, drawn from the
+// Generated aliases: 7 characters of [A-Za-z0-9] (docs/decisions/0006-aliases-and-reserved-words.md), 62^7 ≈ 3.5e12 values, drawn from the
 // CSPRNG by rejection sampling so every character is equally likely (no modulo bias).
 import { RESERVED_ALIASES } from '../../../core/link-cache'
 

@@ -19,7 +19,7 @@ import {
 } from '../../../core/link-cache'
 import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
-import { PLAN_FEATURES } from '../account/plans'
+import { PLAN_FEATURES } from '../../lib/plans'
 
 type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>
 

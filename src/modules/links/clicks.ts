@@ -1,4 +1,4 @@
-// Click counts on link records (spec 2.3 clicks / last_clicked_at): human clicks of all time, read from
+// Click counts on link records (`clicks`, `last_clicked_at`): human clicks of all time, read from
 // ClickHouse in one query per response (clickCounts), never one per link. ClickHouse is not needed to
 // manage links: when it fails or is slower than CLICK_COUNTS_BUDGET_MS the records are answered without
 // the two fields (both are optional in the schema; 0 would be a wrong number) and meta.notices says why.

@@ -11,13 +11,13 @@ import { planIsPro, syncCreatedLinks, toCachedLink } from './cache'
 import type { ShortenInput } from './model'
 import { accountMeta, linksCreatedSince, monthWindow } from '../account/meta'
 import { lockQuota, quotaExceeded } from './quota'
-import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { DEFAULT_LINK_TTL_MS } from '../../lib/plans'
 import { insertRows } from './insert'
 import { toLinkRecord } from './service'
 import { checkDestination, normalizeHost } from './url'
 
 
-/** Shortest alias on the default domain (spec 4.2 rule 3); a verified custom domain allows 1. */
+/** Shortest chosen alias on the default domain (docs/api.md#links); a verified custom domain allows 1. */
 export const MIN_DEFAULT_ALIAS_LENGTH = 4
 
 /**

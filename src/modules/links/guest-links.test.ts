@@ -7,7 +7,7 @@ import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../../c
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { newGuestToken, show, testApi } from '../../../test/support/api'
-import { DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { DEFAULT_LINK_TTL_MS } from '../../lib/plans'
 import { api, app, setUp, shorten } from '../../../test/support/suites/guest-links'
 import { until } from '../../../test/support/wait'
 

@@ -1,7 +1,7 @@
 import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../../core/link-cache'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
-import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, freePlanHint } from '../account/plans'
+import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, freePlanHint } from '../../lib/plans'
 
 /** Longest destination accepted; the de-facto browser-safe URL length. */
 export const MAX_URL_LENGTH = 2048
@@ -216,7 +216,7 @@ export const DeleteLinkResponse = t.Object(
   { examples: [{ success: true, message: 'Link sho.rt/launch-2026 deleted.', meta: ACCOUNT_META_EXAMPLE }] },
 )
 
-/** Most links one bulk request may create (README, decisions: "Bulk"). */
+/** Most links one bulk request may create (docs/api.md#links). */
 export const MAX_BULK_LINKS = 100
 
 export const BulkRequest = t.Object(

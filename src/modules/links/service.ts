@@ -7,14 +7,14 @@ import { isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
 import { checkDestination, normalizeHost } from './url'
-import { DEFAULT_LINK_TTL_DAYS, DEFAULT_LINK_TTL_MS } from '../account/plans'
+import { DEFAULT_LINK_TTL_DAYS, DEFAULT_LINK_TTL_MS } from '../../lib/plans'
 import { insertWithAlias } from './insert'
 
-/** POST /alias/check without a token: 60 a minute per client IP (README, decisions). */
+/** POST /alias/check without a token: 60 a minute per client IP (docs/decisions/0002-guest-limits.md). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
 
 
-/** Fields a guest token may send but that only registered accounts can use (spec 4.2 rule 1). */
+/** Fields a guest token may send but that only registered accounts can use (ignored, and named in meta.notices). */
 const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [
   { field: 'alias', message: 'ignored for guest tokens; register to choose aliases' },
   { field: 'domain', message: 'ignored for guest tokens; guest links use the default domain' },

@@ -214,7 +214,7 @@ export function oauthModule(services: Services, auth: Auth) {
       async ({ account, params }) => ({ success: true as const, data: await consentView(services, account.id, params.requestId), meta: {} }),
       {
         human: true,
-        response: { 200: 'ConsentRequestResponse', ...errorResponses('OAUTH_REQUEST_NOT_FOUND', 'HUMAN_ONLY') },
+        response: { 200: 'ConsentRequestResponse', ...errorResponses('VALIDATION_FAILED', 'OAUTH_REQUEST_NOT_FOUND', 'HUMAN_ONLY') },
         detail: {
           operationId: 'getOAuthRequest',
           tags: ['oauth'],

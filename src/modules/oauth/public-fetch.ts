@@ -14,7 +14,7 @@ import { isIP } from 'node:net'
 import { hostKind, type HostKind } from '../../lib/hosts'
 import { OAuthError } from '../../plugins/oauth-errors'
 
-/** DESIGN: "5 s, 64 KB". The CIMD draft suggests reading 5 KB; 64 KB leaves room for long lists. */
+/** 5 s and 64 KB for a metadata document or key set (docs/agents-and-mcp.md). The CIMD draft suggests reading 5 KB; 64 KB leaves room for long lists. */
 const FETCH_TIMEOUT_MS = 5_000
 const MAX_DOCUMENT_BYTES = 64 * 1024
 /** Cache-Control max-age is honoured within these bounds (the CIMD draft lets the server set them). */

@@ -1,5 +1,5 @@
-// Registered clients that were never used. Hosted hosts register one client per user (DESIGN: at least
-// 600 registrations an hour per address), and many registrations never reach a token (an abandoned
+// Registered clients that were never used. Hosted hosts register one client per user (so registration allows
+// 600 an hour per address: docs/agents-and-mcp.md#oauth-for-machine-clients), and many registrations never reach a token (an abandoned
 // connection, a retry that registered again). A client without a token 24 h after registering is
 // refused (clients.ts), and deleted by an hourly sweep in each API process. The sweep is one DELETE
 // with its condition in SQL, so several processes running it at once delete each client once and

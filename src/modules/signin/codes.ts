@@ -1,6 +1,6 @@
 // Sign-in by a one-time code mailed to the account's address (accounts are created by e-mail
 // verification, so every account's address is verified). The code is a mailed one-time code
-// (account/mailed-codes.ts, as registration's): its HMAC binds the attempt id and the account.
+// (registration/mailed-codes.ts, as registration's): its HMAC binds the attempt id and the account.
 //
 // Nobody learns from these steps whether an address has an account: every attempt id, issued for an
 // account's address or not, has its wrong codes counted in the limiter before anything is looked up,
@@ -24,8 +24,8 @@ import { hashSecret, sameSecret } from '../../lib/secrets'
 import type { Mailer, MailMessage } from '../../mail/mailer'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
-import { codePepper, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, readCode, useCode } from '../account/mailed-codes'
-import { normalizeEmail } from '../account/registration'
+import { codePepper, hashCode, limitWithHint, MAILED_CODE_TTL_MS, MAX_MAILED_CODE_ATTEMPTS, readCode, useCode } from '../registration/mailed-codes'
+import { normalizeEmail } from '../registration/service'
 
 export const SIGN_IN_CODE_TTL_MS = MAILED_CODE_TTL_MS
 export const MAX_SIGN_IN_ATTEMPTS = MAX_MAILED_CODE_ATTEMPTS

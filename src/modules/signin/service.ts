@@ -14,7 +14,7 @@ import { hashSecret, randomBase64url, sameSecret } from '../../lib/secrets'
 import type { Principal, SessionGrant } from '../../plugins/auth'
 import { noteCaller } from '../../plugins/request-log'
 import type { Services } from '../../services'
-import { limitCredential } from '../account/request-limit'
+import { limitCredential } from '../../plugins/request-limit'
 import { clearCookie, readCookieOf, setCookie } from './cookies'
 
 /** A week: long enough not to ask people every day, short enough that a forgotten device lets go. */

@@ -1,4 +1,4 @@
-// GET /links/{alias}/stats (spec 4.2 rule 4, 2.5): the caller's own link, found as the links module finds
+// GET /links/{alias}/stats (docs/statistics.md#statistics): the caller's own link, found as the links module finds
 // it (readOwnLink: another account's link is 404 like an unknown one, so nothing leaks; from the read
 // replica when there is one, the primary when it has not got the link yet); then Pro gets the
 // statistics, Free a 403 STATS_REQUIRES_PRO carrying the basic totals. Bots are left out unless asked for.
@@ -6,7 +6,7 @@ import { linkStats, type LinkStats, type Period } from '../../analytics/stats'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
-import { PLAN_FEATURES } from '../account/plans'
+import { PLAN_FEATURES } from '../../lib/plans'
 import { readOwnLink } from '../links/manage'
 import { currentAccountMeta, upgradeUrl } from '../account/meta'
 import { clickTotals, CLICKS_UNAVAILABLE_NOTICE } from '../links/clicks'

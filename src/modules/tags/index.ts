@@ -1,6 +1,6 @@
-// Tags (spec 4.3): GET/POST /api/v1/tags, DELETE /api/v1/tags/{tagId}, and a link's tags under
+// Tags (docs/api.md#tags): GET/POST /api/v1/tags, DELETE /api/v1/tags/{tagId}, and a link's tags under
 // /api/v1/links/{alias}/tags. An API key, or an Agent's at_ token within its tags scopes. The tag list
-// and the created tag sit at top level (spec 2.1).
+// and the created tag sit at top level of the answer, beside `success`, not under `data`.
 import { Elysia } from 'elysia'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { accountMeta } from '../account/meta'
@@ -10,7 +10,7 @@ import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import { DomainQuery, LinkParams, LinkTagParams, TagIdParams, tagModels } from './model'
 import { assignTag, countAccountTags, createTag, deleteTag, listLinkTags, listTags, parseTagId, tagUsage, unassignTag } from './service'
-import { DEFAULT_LIMITS } from '../account/plans'
+import { DEFAULT_LIMITS } from '../../lib/plans'
 
 /** The account's meta, with its tags against the tags an account may have (TAGS_PER_ACCOUNT) when the response counted them. */
 const meta = (services: Services, account: AccountPrincipal, tags?: number) =>

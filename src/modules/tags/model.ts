@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { ALIAS_PATTERN } from '../../../core/link-cache'
 import { Int, Meta } from '../../plugins/errors'
 import { DOMAIN_PATTERN } from '../links/model'
-import { DEFAULT_LIMITS } from '../account/plans'
+import { DEFAULT_LIMITS } from '../../lib/plans'
 
 /** Spec 2.4: the only colors a tag may have. The first is the default. */
 export const TAG_COLORS = ['#6b7280', '#ef4444', '#f97316', '#eab308', '#22c55e', '#06b6d4', '#3b82f6', '#8b5cf6', '#ec4899'] as const

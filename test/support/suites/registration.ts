@@ -1,4 +1,4 @@
-// Shared by the registration tests (src/modules/account/registration.*.test.ts): an API that mails
+// Shared by the registration tests (src/modules/registration/*.test.ts): an API that mails
 // through the SMTP sink (./smtp.ts), an outbox directory for development delivery, and the register and
 // verify calls. Each test file calls setUp in beforeAll and tearDown in afterAll; the exported bindings
 // are live, so they hold the running file's API.
