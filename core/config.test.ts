@@ -1,6 +1,8 @@
-// Where short links are served decides what short_url says.
+// The configuration: where short links are served decides what short_url says; each setting's rules;
+// and the schema as the one way the environment is read.
 import { describe, expect, test } from 'bun:test'
 import { parseConfig } from './config'
+import { ENV_SCHEMA } from './config-schema'
 
 describe('short_url of the one-process start', () => {
   test('with real engines configured, npm start still names PORT, where it serves the links', () => {
@@ -82,5 +84,85 @@ describe('CLICKHOUSE_CLUSTER', () => {
     for (const bad of ['links; DROP TABLE clicks_v1', "links'", '2links', 'my-cluster']) {
       expect(() => parseConfig({ ...server, CLICKHOUSE_CLUSTER: bad }), bad).toThrow(/CLICKHOUSE_CLUSTER must be a cluster name/)
     }
+  })
+})
+
+describe('one schema', () => {
+  test('parseConfig reads the environment through the schema only: every variable it asks for is declared there', () => {
+    const asked = new Set<string>()
+    const env = new Proxy({} as Record<string, string | undefined>, {
+      get: (_, name) => {
+        asked.add(String(name))
+        return undefined
+      },
+    })
+    parseConfig(env)
+    expect([...asked].filter((name) => !(name in ENV_SCHEMA.properties)), [...asked].join(' ')).toEqual([])
+    expect(asked.size, [...asked].join(' ')).toBe(Object.keys(ENV_SCHEMA.properties).length)
+  })
+
+  test('a blank variable is unset; a secret is taken exactly as given, spaces included', () => {
+    const config = parseConfig({ PORT: ' ', DATA_DIR: '', METRICS_TOKEN: ` ${'m'.repeat(32)} ` })
+    expect([config.port, config.dataDir, config.metricsToken]).toEqual([3000, './data', ` ${'m'.repeat(32)} `])
+  })
+
+  test('a default object is the parse\'s own: changing one Config leaves the next parse alone', () => {
+    parseConfig({}).conversionsPerClick.signup = 99
+    expect(parseConfig({}).conversionsPerClick).toEqual({ signup: 1, lead: 1, '*': 100 })
+  })
+
+  test('bounds come from the schema: a port above 65535 is refused naming the variable and the bound', () => {
+    expect(() => parseConfig({ PORT: '65536' })).toThrow('configuration: PORT must be at most 65535, got 65536')
+    expect(() => parseConfig({ REDIRECT_PORT: '0' })).toThrow('configuration: REDIRECT_PORT must be at least 1, got 0')
+  })
+
+  test('a set variable is checked even when the feature it belongs to is off', () => {
+    expect(() => parseConfig({ STRIPE_PRICE_MONTHLY: 'monthly' })).toThrow('configuration: STRIPE_PRICE_MONTHLY must be a Stripe price id, price_…, got "monthly"')
+    expect(() => parseConfig({ GITHUB_TOKEN_URL: 'ftp://x' })).toThrow('configuration: GITHUB_TOKEN_URL must use https: or http:, got ftp:')
+  })
+
+  test('TRUSTED_PROXY_HOPS=0 beside TRUSTED_IP_HEADER is still both set', () => {
+    expect(() => parseConfig({ TRUSTED_PROXY_HOPS: '0', TRUSTED_IP_HEADER: 'x-real-ip' })).toThrow(/TRUSTED_PROXY_HOPS and TRUSTED_IP_HEADER are both set/)
+  })
+
+  test('an error names the variable and never shows a secret\'s value', () => {
+    const secret = 'hunter2-0123456789'
+    const cases: Record<string, string>[] = [
+      { METRICS_TOKEN: secret },
+      { INTERNAL_SECRET: secret },
+      { CLICK_SIGNING_KEYS: `k1:${secret}` },
+      { STRIPE_SECRET_KEY: `sk_test_${secret}!` },
+      { STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_WEBHOOK_SECRET: `whsec_${secret}!` },
+      { DATABASE_URL: `mysql://u:${secret}@db/x` },
+      { REDIS_URL: `redis://:${secret}@a:1,b:2` },
+      { SMTP_URL: `http://u:${secret}@mail` },
+    ]
+    for (const env of cases) {
+      const [name] = Object.keys(env).slice(-1)
+      let message = ''
+      try {
+        parseConfig(env)
+      } catch (error) {
+        message = (error as Error).message
+      }
+      expect(message, JSON.stringify(env)).toStartWith(`configuration: ${name} `)
+      expect(message, JSON.stringify(env)).not.toContain('hunter2')
+    }
+  })
+})
+
+describe('LOG_LEVEL', () => {
+  test('info unless set; any case; anything else is refused naming the levels', () => {
+    expect(parseConfig({}).logLevel).toBe('info')
+    expect(parseConfig({ LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug')
+    expect(() => parseConfig({ LOG_LEVEL: 'verbose' })).toThrow('configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"')
+  })
+})
+
+describe('whole numbers', () => {
+  test('past 2^53 a number is refused even where the setting names no maximum; a tighter maximum is said first', () => {
+    expect(() => parseConfig({ CLICK_BATCH_SIZE: '99999999999999999999' })).toThrow('configuration: CLICK_BATCH_SIZE must be at most 9007199254740991, got 99999999999999999999')
+    expect(() => parseConfig({ CLICK_SPOOL_MAX_BYTES: '9999999999999G' })).toThrow('configuration: CLICK_SPOOL_MAX_BYTES must be at most 9007199254740991 bytes, got 9999999999999G')
+    expect(() => parseConfig({ TAGS_PER_ACCOUNT: '99999999999999999999' })).toThrow('configuration: TAGS_PER_ACCOUNT must be at most 1000000000, got 99999999999999999999')
   })
 })

@@ -75,7 +75,7 @@ function embeddedSink() {
  * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
  * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (core/link-cache.ts).
  */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/']
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/', '/favicon.ico']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 /** The character after the first '/' of every API path: most short links are ruled out by it alone. */
 const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))

@@ -1,4 +1,4 @@
-// Pro attribution on the redirect (spec 2.7): mu_click and mu_sig appended to the destination, the same
+// Pro attribution on the redirect (docs/statistics.md#attribution-mu_click-and-mu_sig): mu_click and mu_sig appended to the destination, the same
 // click id recorded for the click, nothing added for other links or for HEAD.
 import { describe, expect, test } from 'bun:test'
 import { MemoryKv } from '../src/adapters/memory-kv'

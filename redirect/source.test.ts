@@ -47,12 +47,21 @@ describe.skipIf(!binary)('redis link source', () => {
     publisher.on('error', () => {})
     cleanup.push(() => publisher.disconnect())
     await publisher.publish('chan', 'one')
-    await Bun.sleep(50)
+    await until(() => messages.length > 0, () => 'the first message delivered')
     expect(messages).toEqual(['one'])
 
     server.kill('SIGKILL')
     await server.exited
-    await Bun.sleep(1500) // several reconnect attempts
+    // A stand-in on the dead server's port takes each connection and closes it at once, so the source's
+    // reconnect attempts can be counted (a refused connection leaves no trace): several of them, and
+    // still the one reset of the drop.
+    let attempts = 0
+    const standIn = Bun.listen({ hostname: '127.0.0.1', port, socket: { open: (socket) => void (attempts++, socket.end()), data: () => {} } })
+    try {
+      await until(() => attempts >= 6, () => `reconnect attempts: ${attempts}`)
+    } finally {
+      standIn.stop(true)
+    }
     expect(resets).toBe(1)
     // Redis stays down until the restart below: a get that waited for a reconnect would miss the deadline.
     const outcome = await within(source.get('link:x:y').then(() => 'answered', () => 'failed'), 'a get while Redis is down')

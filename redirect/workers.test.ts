@@ -2,7 +2,7 @@
 // redirector now replays it: one process ↔ N workers, N workers → fewer. Nothing is left unshipped by a
 // change of REDIRECT_WORKERS.
 import { describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { adoptLeftoverSpools, workerSpoolDir } from './workers'
@@ -43,8 +43,14 @@ describe('adoptLeftoverSpools', () => {
   })
 
   test('no spool yet, or nothing to move: nothing happens', () => {
-    expect(adoptLeftoverSpools(join(tmpdir(), `absent-${crypto.randomUUID()}`), 2, () => {})).toBe(0)
+    const absent = join(tmpdir(), `absent-${crypto.randomUUID()}`)
+    const said: string[] = []
+    expect(adoptLeftoverSpools(absent, 2, (line) => said.push(line))).toBe(0)
+    expect(existsSync(absent), 'a spool directory made').toBe(false)
     const dir = spoolWith({ 'worker-0': ['001-a.log'] })
-    expect(adoptLeftoverSpools(dir, 2, () => {})).toBe(0)
+    expect(adoptLeftoverSpools(dir, 2, (line) => said.push(line))).toBe(0)
+    expect(readdirSync(dir).sort(), 'the spool directory').toEqual(['worker-0'])
+    expect(files(workerSpoolDir(dir, 0))).toEqual(['001-a.log'])
+    expect(said, 'lines said').toEqual([])
   })
 })

@@ -170,7 +170,7 @@ export async function runCommand(name: 'backup' | 'restore', usage: string, embe
     process.exit(2)
   }
   if (!config.databaseUrl || !config.clickhouseUrl) {
-    console.error(`${name}: DATABASE_URL and CLICKHOUSE_URL are needed; ${embeddedAdvice} (README "Backups")`)
+    console.error(`${name}: DATABASE_URL and CLICKHOUSE_URL are needed; ${embeddedAdvice} (docs/production.md#backups)`)
     process.exit(2)
   }
   const clickhouse = await createClickHouse(config)

@@ -5,9 +5,10 @@
 //
 // The hot path stays small: core/ imports only core/, redirect/ only itself and core/, and both only
 // ioredis and @clickhouse/client besides Bun and Node built-ins. Elysia, drizzle, Postgres drivers and
-// the embedded engines must never reach the redirector. The one exception is the click enrichment's
-// data: a user-agent parser, a bot pattern list and an IP-to-country table, pure and without I/O of
-// their own, used only when a batch of clicks is encoded (off the response path, on the click worker).
+// the embedded engines must never reach the redirector. Two exceptions: the click enrichment's data (a
+// user-agent parser, a bot pattern list and an IP-to-country table, pure and without I/O of their own,
+// used only when a batch of clicks is encoded, off the response path, on the click worker), and TypeBox
+// in the configuration files (core/config*.ts), the schema every variable is declared in, read at boot.
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -72,11 +73,15 @@ export function upwardImports(graph: ImportGraph, layers: readonly Layer[] = LAY
 const allowedPackages = new Set(['ioredis', '@clickhouse/client'])
 const enrichmentPackages = new Set(['ua-parser-js', 'isbot', '@ip-location-db/geo-whois-asn-country'])
 const ENRICHMENT_FILES = ['core/enrich.ts', 'core/enrich-geo.ts']
+// The configuration's schema language (the API's models use it too): declarations and checks, no I/O.
+const configPackages = new Set(['@sinclair/typebox', '@sinclair/typebox/value'])
+const CONFIG_FILES = ['core/config.ts', 'core/config-kinds.ts', 'core/config-schema.ts']
 
 /** Why a hot-path file may not import a package, or null when it may. */
 export function hotPathPackageViolation(file: string, target: string): string | null {
   if (target.endsWith('.ts') || target.startsWith('node:') || target === 'bun' || target.startsWith('bun:')) return null
   if (enrichmentPackages.has(target) && ENRICHMENT_FILES.includes(file)) return null
+  if (configPackages.has(target) && CONFIG_FILES.includes(file)) return null
   return allowedPackages.has(target) ? null : `${file} imports package ${target}`
 }
 
@@ -138,9 +143,11 @@ describe('import boundary of the hot path', () => {
     expect(hot.get('redirect/server.ts')).toContain('core/link-cache.ts')
     expect(hotPathPackageViolation('redirect/main.ts', 'elysia')).not.toBeNull()
     expect(hotPathPackageViolation('redirect/main.ts', '@clickhouse/client')).toBeNull()
+    expect(hotPathPackageViolation('core/config-schema.ts', '@sinclair/typebox')).toBeNull()
+    expect(hotPathPackageViolation('redirect/server.ts', '@sinclair/typebox')).not.toBeNull()
   })
 
-  test('redirect/ and core import only ioredis and @clickhouse/client (and the enrichment data)', () => {
+  test('redirect/ and core import only ioredis and @clickhouse/client (and the enrichment data, and the config schema\'s TypeBox)', () => {
     expect([...hot].flatMap(([file, targets]) => targets.map((t) => hotPathPackageViolation(file, t)).filter((p) => p !== null))).toEqual([])
   })
 })

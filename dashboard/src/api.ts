@@ -1,6 +1,6 @@
 // The dashboard's one way to the service: the typed client generated from the API's OpenAPI document
 // (client/), called with the session cookie the browser holds; writes carry the session's CSRF token,
-// which the page shell hands over in a meta tag. No API key is ever in this code (spec 5).
+// which the page shell hands over in a meta tag. No API key is ever in this code.
 import { createLinkClient, type components } from '../../client/index.ts'
 
 export type Schemas = components['schemas']

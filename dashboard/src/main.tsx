@@ -1,37 +1,18 @@
-// The dashboard: a client of the public API (api.ts), one page per section.
+// The dashboard: a client of the public API (api.ts), one page per section (routes.tsx).
 import { render } from 'preact'
 import './styles.css'
 import { Layout } from './components/Layout'
-import { AccountPage } from './pages/AccountPage'
-import { AgentPage } from './pages/agents/AgentPage'
-import { AgentsPage } from './pages/agents/AgentsPage'
-import { ApprovalsPage } from './pages/ApprovalsPage'
-import { DomainsPage } from './pages/DomainsPage'
-import { ImportExportPage } from './pages/ImportExportPage'
-import { LinkPage, parseLinkPath } from './pages/LinkPage'
-import { LinksPage } from './pages/LinksPage'
-import { TagsPage } from './pages/TagsPage'
 import { useLocation } from './router'
+import { routeOf, SECTIONS } from './routes'
 
 function App() {
   const { path } = useLocation()
-  return <Layout path={path}>{pageOf(path)}</Layout>
-}
-
-/** The page of an /app path (without /app). */
-function pageOf(path: string) {
-  const link = parseLinkPath(path)
-  if (link) return <LinkPage key={`${link.domain}/${link.alias}`} {...link} />
-  if (path.startsWith('/account')) return <AccountPage />
-  if (path === '/import') return <ImportExportPage />
-  if (path === '/tags') return <TagsPage />
-  if (path === '/domains') return <DomainsPage />
-  const agent = /^\/agents\/([^/]+)$/.exec(path)
-  if (agent) return <AgentPage key={agent[1]} agentId={decodeURIComponent(agent[1]!)} />
-  if (path === '/agents') return <AgentsPage />
-  if (path === '/approvals') return <ApprovalsPage />
-  if (path === '/') return <LinksPage />
-  return <NotFound />
+  const route = routeOf(path)
+  return (
+    <Layout sections={SECTIONS} current={route?.section ?? null}>
+      {route ? route.render() : <NotFound />}
+    </Layout>
+  )
 }
 
 function NotFound() {

@@ -16,8 +16,32 @@ interface StoreFactory {
   open(): IdempotencyStore
   /** A second client on the same store as `first` (for the in-process adapter: `first` itself). */
   openSecond(first: IdempotencyStore): IdempotencyStore
+  /** How a test lets a lease or a ttl run out on this store's clock. */
+  clock: StoreClock
 }
 
+/**
+ * The in-process store reads Date.now(): the test freezes it and moves it (setSystemTime), so no window
+ * depends on how fast the machine runs. Redis expires keys on its own clock: the test waits for real,
+ * and the windows are seconds long so the checks made right after a claim are inside them however
+ * loaded the machine is.
+ */
+interface StoreClock {
+  freeze(): void
+  pass(ms: number): Promise<void>
+  release(): void
+}
+
+const frozenClock: StoreClock = {
+  freeze: () => setSystemTime(new Date()),
+  pass: async (ms) => void setSystemTime(new Date(Date.now() + ms)),
+  release: () => setSystemTime(),
+}
+const realClock: StoreClock = { freeze: () => {}, pass: (ms) => Bun.sleep(ms), release: () => {} }
+
+/** A lease or ttl the tests let run out; `PAST_WINDOW_MS` is what they wait to be past it. */
+const WINDOW_MS = 2_000
+const PAST_WINDOW_MS = WINDOW_MS + 200
 const DAY_MS = 24 * 60 * 60 * 1000
 const RESPONSE: StoredResponse = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }
 
@@ -35,6 +59,7 @@ function idempotencyContract(name: string, factory: StoreFactory): void {
     const open = () => track(factory.open())
 
     afterEach(async () => {
+      factory.clock.release()
       await Promise.all([...opened].map((s) => s.close()))
       opened.clear()
     })
@@ -108,9 +133,10 @@ function idempotencyContract(name: string, factory: StoreFactory): void {
 
     it('frees a key whose lease ran out (a crashed request), and the late claim cannot overwrite the new one', async () => {
       const store = open()
-      const crashed = tokenOf(await store.claim(`${ns}lease`, 'fp', 200))
-      expect((await store.claim(`${ns}lease`, 'fp', 200)).state, 'within the lease').toBe('in_flight')
-      await Bun.sleep(300)
+      factory.clock.freeze()
+      const crashed = tokenOf(await store.claim(`${ns}lease`, 'fp', WINDOW_MS))
+      expect((await store.claim(`${ns}lease`, 'fp', WINDOW_MS)).state, 'within the lease').toBe('in_flight')
+      await factory.clock.pass(PAST_WINDOW_MS)
       const next = tokenOf(await store.claim(`${ns}lease`, 'fp', 60_000))
       expect(await store.complete(`${ns}lease`, crashed, RESPONSE, DAY_MS), 'the expired claim').toBe(false)
       expect(await store.complete(`${ns}lease`, next, { ...RESPONSE, body: 'second' }, DAY_MS)).toBe(true)
@@ -120,19 +146,21 @@ function idempotencyContract(name: string, factory: StoreFactory): void {
 
     it('still stores the response of a request that outlived its lease while nobody claimed the key', async () => {
       const store = open()
-      const slow = tokenOf(await store.claim(`${ns}slow`, 'fp-slow', 200))
-      await Bun.sleep(300)
+      factory.clock.freeze()
+      const slow = tokenOf(await store.claim(`${ns}slow`, 'fp-slow', WINDOW_MS))
+      await factory.clock.pass(PAST_WINDOW_MS)
       expect(await store.complete(`${ns}slow`, slow, RESPONSE, DAY_MS)).toBe(true)
       expect(await store.claim(`${ns}slow`, 'fp-slow', 60_000)).toMatchObject({ state: 'done', fingerprint: 'fp-slow' })
     })
 
     it('forgets a completed response after its ttl', async () => {
       const store = open()
+      factory.clock.freeze()
       const token = tokenOf(await store.claim(`${ns}ttl`, 'fp', 60_000))
-      await store.complete(`${ns}ttl`, token, RESPONSE, 300)
+      await store.complete(`${ns}ttl`, token, RESPONSE, WINDOW_MS)
       expect((await store.claim(`${ns}ttl`, 'fp', 60_000)).state, 'before the ttl').toBe('done')
-      await Bun.sleep(400)
-      expect((await store.claim(`${ns}ttl`, 'fp', 60_000)).state, 'after the 300 ms ttl').toBe('claimed')
+      await factory.clock.pass(PAST_WINDOW_MS)
+      expect((await store.claim(`${ns}ttl`, 'fp', 60_000)).state, 'after the ttl').toBe('claimed')
     })
 
     it('keeps keys apart', async () => {
@@ -152,7 +180,7 @@ function idempotencyContract(name: string, factory: StoreFactory): void {
   })
 }
 
-idempotencyContract('MemoryIdempotencyStore', { open: () => new MemoryIdempotencyStore(), openSecond: (first) => first })
+idempotencyContract('MemoryIdempotencyStore', { open: () => new MemoryIdempotencyStore(), openSecond: (first) => first, clock: frozenClock })
 
 describe('MemoryIdempotencyStore housekeeping', () => {
   it('purges expired records instead of growing without bound', async () => {
@@ -195,7 +223,7 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
 
 function redisTests(urlOf: () => string): void {
   // Each store opens its own connection, so "two clients" really are two connections.
-  idempotencyContract('RedisIdempotencyStore', { open: () => new RedisIdempotencyStore(urlOf()), openSecond: () => new RedisIdempotencyStore(urlOf()) })
+  idempotencyContract('RedisIdempotencyStore', { open: () => new RedisIdempotencyStore(urlOf()), openSecond: () => new RedisIdempotencyStore(urlOf()), clock: realClock })
 
   it('leaves every record with an expiry: the lease while in flight, the ttl once done', async () => {
     const ns = `test:${crypto.randomUUID()}:`

@@ -15,7 +15,32 @@ interface LimiterFactory {
   open(): Limiter
   /** A second client counting in the same store as `first` (for the in-process adapter: `first` itself). */
   openSecond(first: Limiter): Limiter
+  /** How a test lets a window end on this limiter's clock. */
+  clock: LimiterClock
 }
+
+/**
+ * The in-process limiter reads Date.now(): the test freezes it and moves it (setSystemTime), so no window
+ * depends on how fast the machine runs. Redis expires its counters on its own clock: the test waits for
+ * real, with a window of seconds so the hits made right after the first one fall inside it however
+ * loaded the machine is.
+ */
+interface LimiterClock {
+  freeze(): void
+  pass(ms: number): Promise<void>
+  release(): void
+}
+
+const frozenClock: LimiterClock = {
+  freeze: () => setSystemTime(new Date()),
+  pass: async (ms) => void setSystemTime(new Date(Date.now() + ms)),
+  release: () => setSystemTime(),
+}
+const realClock: LimiterClock = { freeze: () => {}, pass: (ms) => Bun.sleep(ms), release: () => {} }
+
+/** The window the tests let end, and what they wait to be past it. */
+const WINDOW_MS = 2_000
+const PAST_WINDOW_MS = WINDOW_MS + 200
 
 const allowedCount = (results: LimitResult[]) => results.filter((r) => r.allowed).length
 
@@ -27,6 +52,7 @@ function limiterContract(name: string, factory: LimiterFactory): void {
     const track = (l: Limiter) => (opened.add(l), l)
 
     afterEach(async () => {
+      factory.clock.release()
       await Promise.all([...opened].map((l) => l.close()))
       opened.clear()
     })
@@ -75,16 +101,17 @@ function limiterContract(name: string, factory: LimiterFactory): void {
 
     it('starts a new window after windowMs', async () => {
       const limiter = track(factory.open())
-      expect((await limiter.hit(`${ns}reset`, 1, 300)).allowed).toBe(true)
-      expect((await limiter.hit(`${ns}reset`, 1, 300)).allowed, 'second hit in the window').toBe(false)
-      await Bun.sleep(350)
-      const next = await limiter.hit(`${ns}reset`, 1, 300)
+      factory.clock.freeze()
+      expect((await limiter.hit(`${ns}reset`, 1, WINDOW_MS)).allowed).toBe(true)
+      expect((await limiter.hit(`${ns}reset`, 1, WINDOW_MS)).allowed, 'second hit in the window').toBe(false)
+      await factory.clock.pass(PAST_WINDOW_MS)
+      const next = await limiter.hit(`${ns}reset`, 1, WINDOW_MS)
       expect(next, 'first hit of the next window').toMatchObject({ allowed: true, remaining: 0 })
     })
   })
 }
 
-limiterContract('MemoryLimiter', { open: () => new MemoryLimiter(), openSecond: (first) => first })
+limiterContract('MemoryLimiter', { open: () => new MemoryLimiter(), openSecond: (first) => first, clock: frozenClock })
 
 describe('MemoryLimiter housekeeping', () => {
   it('purges ended windows instead of growing without bound', async () => {
@@ -114,7 +141,7 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
 
 function redisTests(urlOf: () => string): void {
   // Each limiter opens its own connection, so "two clients" really are two connections.
-  limiterContract('RedisLimiter', { open: () => new RedisLimiter(urlOf()), openSecond: () => new RedisLimiter(urlOf()) })
+  limiterContract('RedisLimiter', { open: () => new RedisLimiter(urlOf()), openSecond: () => new RedisLimiter(urlOf()), clock: realClock })
 
   it('leaves every counter it creates with an expiry', async () => {
     const ns = `test:${crypto.randomUUID()}:`

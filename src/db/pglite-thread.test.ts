@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/pglite'
 import type { PGlite } from '@electric-sql/pglite'
 import { isUniqueViolation } from './errors'
 import { openPgliteThread, type ThreadedPglite } from './pglite-thread'
+import { until } from '../../test/support/wait'
 
 // PGlite's own answers, as the serving thread gets them from the thread that owns it.
 describe('PGlite on its own thread', () => {
@@ -46,23 +47,34 @@ describe('PGlite on its own thread', () => {
     const order: string[] = []
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
+    let inserted!: () => void
+    const insertDone = new Promise<void>((resolve) => (inserted = resolve))
+    let sent!: () => void
+    const outsideSent = new Promise<void>((resolve) => (sent = resolve))
     const transaction = pg.transaction(async (tx) => {
       await tx.query('insert into t (id) values (20)')
+      inserted()
+      // A query of the transaction's own, sent after the outside one: the thread has had the outside
+      // query before this one, so had it not waited for the transaction it would have answered first.
+      await outsideSent
+      await tx.query('select 1')
+      order.push('transaction went on')
       await held
       order.push('commit')
     })
-    await Bun.sleep(20)
+    await insertDone
     const outside = pg.query<{ n: number }>('select count(*)::int as n from t where id = 20').then((result) => {
       order.push('outside')
       return result.rows[0]!.n
     })
-    await Bun.sleep(50)
-    expect(order).toEqual([])
+    sent()
+    await until(() => order.length > 0, () => `the transaction's own query: ${JSON.stringify(order)}`)
+    expect(order, 'the outside query answered while the transaction was open').toEqual(['transaction went on'])
     release()
     await transaction
     // It ran after the commit, so it sees the row.
     expect(await outside).toBe(1)
-    expect(order).toEqual(['commit', 'outside'])
+    expect(order).toEqual(['transaction went on', 'commit', 'outside'])
   })
 
   test('errors keep the fields callers read: a duplicate key is a unique violation of its constraint, through drizzle too', async () => {

@@ -4,7 +4,7 @@
 // server parses and plans the text every time. As a named prepared statement, cached per connection by
 // its text and parameter types, the same query is one round trip (Bind + Execute) from its second use
 // on: about a third of the client's and the server's CPU a query on this project's machine, and about
-// 1.8 times the shorten rate of bench/api.ts (README, Benchmarks). docs/scaling.md says what it needs.
+// 1.8 times the shorten rate of bench/api.ts (docs/benchmarks.md). docs/scaling.md says what it needs.
 //
 // Poolers in transaction mode (PgBouncer before 1.21, or without max_prepared_statements) cannot carry
 // a connection's prepared statements from one transaction to the next: DATABASE_PREPARED_STATEMENTS=false

@@ -18,7 +18,7 @@ export { normalizeDocument }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** Spec section 9: the machine-readable description is versioned 1.2.0. */
+/** The version of the API's contract the document describes. */
 export const API_DOCUMENT_VERSION = '1.2.0'
 export const DOCS_PATH = '/swagger'
 export const DOCS_JSON_PATH = `${DOCS_PATH}/json`

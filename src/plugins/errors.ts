@@ -1,4 +1,4 @@
-// One error type, one code→status table, one JSON shape (spec section 7 ErrorResponse). Services throw
+// One error type, one code→status table, one JSON shape (docs/api.md#errors). Services throw
 // ApiError; the global onError below turns it, and every error Elysia raises itself (validation, parse,
 // not found) or anything unexpected, into that shape. Nothing a client sends may end as a bare 500.
 import { Elysia, t } from 'elysia'
@@ -48,7 +48,7 @@ export const ERROR_STATUS = {
   TAG_NOT_FOUND: 404,
   /** The account already has a tag of that name (names are compared case-insensitively). */
   TAG_EXISTS: 409,
-  /** The account has all its tags (spec section 8: TAGS_PER_ACCOUNT); deleting one makes room. */
+  /** The account has all its tags (TAGS_PER_ACCOUNT); deleting one makes room. */
   TAG_LIMIT_REACHED: 409,
   /** Not a host name a custom domain can have (an IP address, a port, a single label, bad characters). */
   INVALID_DOMAIN: 400,
@@ -78,6 +78,8 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_IN_PROGRESS: 409,
   /** Per-IP or per-credential rate limit; Retry-After says when to come back. */
   RATE_LIMITED: 429,
+  /** GET /links/{alias}/qr: every render thread is busy and the queue of waiting renders is full; Retry-After says when to come back. */
+  QR_BUSY: 429,
   /** The guest session has created max_links links. */
   GUEST_LINK_LIMIT: 429,
   /** The guest token has made max_requests authenticated requests. */
@@ -130,7 +132,7 @@ export const ERROR_STATUS = {
   PRO_REQUIRED: 403,
   /** Conversion: occurredAt is before the click or more than five minutes in the future. */
   OCCURRED_AT_INVALID: 400,
-  /** Conversion: more than 30 days after the click (spec section 8, attribution window). */
+  /** Conversion: more than 30 days after the click (the attribution window). */
   CONVERSION_WINDOW_CLOSED: 400,
   /** Conversion: the signed click already carries CONVERSIONS_PER_CLICK conversions of this type. */
   CONVERSION_LIMIT: 429,
@@ -174,6 +176,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still in progress; retry after the Retry-After seconds.',
   RATE_LIMITED: 'Too many requests; retry after the number of seconds in the Retry-After header.',
+  QR_BUSY: 'Too many QR codes are being drawn at the moment; retry after the number of seconds in the Retry-After header.',
   GUEST_LINK_LIMIT: 'This guest session has used all its links; register to create more.',
   GUEST_REQUEST_LIMIT: 'This guest token has used all its requests; register for an API key.',
   EMAIL_TAKEN: 'This e-mail address already has an account; use its API key.',
@@ -269,7 +272,7 @@ export const Int = (options: Parameters<typeof t.Number>[0] = {}) => t.Number({ 
 /** Free-form object (spec: "free-form"); written once so every such field documents alike. */
 export const FreeForm = (description?: string) => t.Object({}, { additionalProperties: true, description })
 
-/** Spec 2.2: every response's `meta`; additional properties allowed. */
+/** Every response's `meta`; additional properties allowed. */
 export const Meta = t.Object(
   {
     account_type: t.Optional(t.String({ examples: ['guest'] })),

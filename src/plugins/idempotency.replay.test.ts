@@ -1,10 +1,11 @@
 // The idempotent macro: which answers are stored and replayed (other statuses, empty bodies, 4xx) and
-// which give the key up (5xx, 429); a route without auth; the lease and the ttl with short durations.
-import { beforeAll, describe, expect, test } from 'bun:test'
+// which give the key up (5xx, 429); a route without auth; the lease and the ttl on a clock the test moves.
+import { afterEach, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { call, show, testApi, type CallResult, type TestApp } from '../../test/support/api'
 import { createServices, type Services } from '../services'
 import { REPLAYED_HEADER } from './idempotency'
-import { app, countingApp, newApiKey, post, proKey, runs, setUp } from '../../test/support/suites/idempotency'
+import { MemoryIdempotencyStore } from '../adapters/memory-idempotency'
+import { app, countingApp, newApiKey, post, proKey, runs, setUp, type HoldPoint } from '../../test/support/suites/idempotency'
 
 describe('idempotent routes', () => {
   beforeAll(setUp)
@@ -60,40 +61,62 @@ describe('idempotent routes', () => {
   })
 })
 
-describe('lease and expiry (short durations)', () => {
+describe('lease and expiry', () => {
+  // The in-process store on a frozen clock (setSystemTime): the lease and the ttl run out when the test
+  // moves the clock, never because a loaded machine was slow. That Redis expires its records on time is
+  // the store's contract test (src/adapters/idempotency.contract.test.ts).
+  const LEASE_MS = 2_000
+  const TTL_MS = 5_000
   let services: Services
   let app: TestApp
   let runs: Record<string, number>
+  let holdFor: (key: string) => HoldPoint
   let key: string
 
   beforeAll(async () => {
-    services = createServices((await testApi()).deps)
-    ;({ app, runs } = countingApp(services, { leaseMs: 200, ttlMs: 500 }))
+    services = createServices({ ...(await testApi()).deps, idempotency: new MemoryIdempotencyStore() })
+    ;({ app, runs, holdFor } = countingApp(services, { leaseMs: LEASE_MS, ttlMs: TTL_MS }))
     key = await newApiKey(services, 'pro')
   })
+  afterEach(() => setSystemTime())
+
+  const moveClock = (ms: number) => setSystemTime(new Date(Date.now() + ms))
 
   test('a request that outlives its lease no longer blocks the key', async () => {
+    setSystemTime(new Date())
     const idem = crypto.randomUUID()
-    const hanging = post(app, '/t/hang', key, idem)
-    await Bun.sleep(50)
-    const during = await post(app, '/t/hang', key, idem)
-    expect(during.status, show(during)).toBe(409)
-    await Bun.sleep(250) // past the 200 ms lease; the first request still runs
-    const after = post(app, '/t/hang', key, idem)
-    const results: CallResult[] = [await hanging, await after]
+    const hold = holdFor(idem)
+    const before = runs.held ?? 0
+    const first = post(app, '/t/held', key, idem)
+    let after: Promise<CallResult> | undefined
+    try {
+      await hold.reached(1) // the first run holds the key, and keeps its handler until the hold opens
+      const during = await post(app, '/t/held', key, idem)
+      expect(during.status, show(during)).toBe(409)
+      moveClock(LEASE_MS + 1)
+      after = post(app, '/t/held', key, idem)
+      // The key runs again (a second run enters the handler) rather than answering at once.
+      const answeredFirst = await Promise.race([hold.reached(2).then(() => null), after])
+      expect(answeredFirst && show(answeredFirst), 'answered without running, though the lease ran out').toBeNull()
+    } finally {
+      hold.open()
+    }
+    const results: CallResult[] = [await first, await after!]
     expect(results.map((r) => r.status), results.map(show).join('\n')).toEqual([200, 200])
-    expect(runs.hang, 'the lease ran out, so the key ran again').toBe(2)
+    expect((runs.held ?? 0) - before, 'the lease ran out, so the key ran again').toBe(2)
   })
 
   test('a stored response is forgotten after the ttl', async () => {
+    setSystemTime(new Date())
     const idem = crypto.randomUUID()
     await post(app, '/t/count', key, idem)
+    moveClock(TTL_MS - 1)
     const replayed = await post(app, '/t/count', key, idem)
-    expect(replayed.headers.get(REPLAYED_HEADER), show(replayed)).toBe('true')
+    expect(replayed.headers.get(REPLAYED_HEADER), `within the ttl: ${show(replayed)}`).toBe('true')
     const before = runs.count!
-    await Bun.sleep(600)
+    moveClock(2)
     const fresh = await post(app, '/t/count', key, idem)
-    expect(fresh.headers.get(REPLAYED_HEADER), show(fresh)).toBeNull()
+    expect(fresh.headers.get(REPLAYED_HEADER), `past the ttl: ${show(fresh)}`).toBeNull()
     expect(runs.count).toBe(before + 1)
   })
 })

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show } from '../../test/support/api'
 import { createGuestSession } from '../modules/guest/service'
 import { REPLAYED_HEADER } from './idempotency'
-import { app, newApiKey, post, proKey, runs, services, setUp } from '../../test/support/suites/idempotency'
+import { app, holdFor, newApiKey, post, proKey, runs, services, setUp } from '../../test/support/suites/idempotency'
 
 describe('idempotent routes', () => {
   beforeAll(setUp)
@@ -61,11 +61,21 @@ describe('idempotent routes', () => {
 
   test('another payload while the first is in flight is also 400, not 409', async () => {
     const key = crypto.randomUUID()
-    const first = post(app, '/t/count', proKey, key, { n: 1 })
-    await Bun.sleep(20)
-    const other = await post(app, '/t/count', proKey, key, { n: 2 })
-    expect(other.body, show(other)).toMatchObject({ error: 'IDEMPOTENCY_KEY_REUSED' })
-    expect((await first).status).toBe(200)
+    const before = runs.held ?? 0
+    const hold = holdFor(key)
+    const first = post(app, '/t/held', proKey, key, { n: 1 })
+    try {
+      await hold.reached(1) // the first run holds the key until the hold opens
+      const other = await post(app, '/t/held', proKey, key, { n: 2 })
+      expect(other.status, show(other)).toBe(400)
+      expect(other.body, show(other)).toMatchObject({ error: 'IDEMPOTENCY_KEY_REUSED' })
+    } finally {
+      hold.open()
+    }
+    const answered = await first
+    expect(answered.status, show(answered)).toBe(200)
+    expect(answered.body, show(answered)).toMatchObject({ n: 1 })
+    expect((runs.held ?? 0) - before, 'only the first payload ran').toBe(1)
   })
 
   test('the key is scoped to the credential: another key or a guest with the same key runs on its own', async () => {

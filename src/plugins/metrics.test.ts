@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi, testConfig, type TestApp } from '../../test/support/api'
 import { agentToken, newAccount, newLink } from '../../test/support/fixtures'
 import { parseMetrics } from '../../test/support/metrics'
+import { until } from '../../test/support/wait'
 
 const TOKEN = 'api-metrics-test-token-0123456789abcdef'
 let app: TestApp
@@ -43,9 +44,11 @@ describe('the API /metrics', () => {
     expect(refused.status, show(refused)).toBe(401)
     for (const alias of ['aaaa1', 'bbbb2', 'cccc3']) expect((await call(app, 'GET', `/api/v1/links/${alias}`, { token: human.key })).status).toBe(404)
 
-    // A request is observed once its answer is out (onAfterResponse), a moment after app.handle() returns.
-    await Bun.sleep(20)
-    const after = await scrape()
+    // A request is observed once its answer is out (onAfterResponse), a moment after app.handle() returns,
+    // in the order the answers went out: the last 404 observed, every request before it is.
+    const last404 = 'linkservice_http_request_duration_seconds_count{method="GET",route="/api/v1/links/:alias",status="404"}'
+    let after = await scrape()
+    await until(async () => delta((after = await scrape()), before, last404) >= 3, () => `the third 404 observed: ${[...after].filter(([k]) => k.includes('status="404"')).join(' ')}`)
     expect(delta(after, before, 'linkservice_idempotency_replays_total')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="held",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="ok",via="rest"}')).toBe(1)

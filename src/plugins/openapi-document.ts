@@ -20,7 +20,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const JSON_TYPE = 'application/json'
 const ERROR_REF = '#/components/schemas/ErrorResponse'
 
-/** Spec section 7, plus the statuses this API adds (413, 500, 503). */
+/** The statuses of the API's contract, plus the ones this API adds (413, 500, 503). */
 const STATUS_DESCRIPTION: Record<string, string> = {
   '200': 'Success',
   '201': 'Created',

@@ -73,6 +73,7 @@ describe.skipIf(!HAVE_CHROMIUM)('import and export in Chromium (the embedded pro
     await alert.waitFor()
     expect(await alert.textContent()).toContain('unknown column(s) "destination"')
     expect(await page.getByRole('button', { name: /^Import \d+/ }).count()).toBe(0)
+    expect(product.problems).toEqual([])
   })
 
   test('export downloads every link of the account as CSV', async () => {

@@ -31,15 +31,22 @@ async function countsOf(table: Locator): Promise<Array<[string, number]>> {
   return out
 }
 
-/** Presses "Refresh statistics" until `ready` holds: clicks reach the click store a few seconds after the visit. */
-async function refreshUntil(page: Page, what: string, ready: () => Promise<boolean>): Promise<void> {
+/**
+ * Presses "Refresh statistics" until `ready` holds: clicks reach the click store a few seconds after the
+ * visit. Returns how many times it pressed (each press asks for the statistics once more).
+ */
+async function refreshUntil(page: Page, what: string, ready: () => Promise<boolean>): Promise<number> {
   const deadline = Date.now() + 60_000
+  let presses = 0
   while (!(await ready())) {
     if (Date.now() > deadline) throw new Error(`the page never showed ${what}`)
     await Bun.sleep(1000)
     const refresh = page.getByRole('button', { name: 'Refresh statistics' })
-    if (await refresh.isEnabled()) await refresh.click()
+    if (!(await refresh.isEnabled())) continue
+    await refresh.click()
+    presses++
   }
+  return presses
 }
 
 /** The chart's table for a period: the period picked, the "Show as table" equivalent opened. */
@@ -166,6 +173,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     await page.getByLabel('Destination URL').fill('ftp://example.com/file')
     await page.getByRole('button', { name: 'Save changes' }).click()
     await page.getByRole('alert').filter({ hasText: 'INVALID_URL' }).waitFor()
+    await product.expectRefused([400, `/api/v1/links/${alias}`])
     await page.getByLabel('Destination URL').fill(`${LANDING}/edited`)
     await page.getByRole('button', { name: 'Save changes' }).click()
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor()
@@ -199,14 +207,19 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     await page.getByRole('heading', { name: 'More with Pro' }).waitFor()
     // The first figure of the statistics section: the account's clicks of all time, from the 403's basic totals.
     const total = page.getByRole('region', { name: 'Statistics' }).getByRole('definition').first()
-    await refreshUntil(page, 'the click in the totals', async () => (await total.innerText()) === '1')
+    const presses = await refreshUntil(page, 'the click in the totals', async () => (await total.innerText()) === '1')
     expect(await page.getByRole('figure').count()).toBe(0)
+    // The 403 is how a Free account gets its totals: the page asks twice (people, everyone) per load.
+    const statsPath = `/api/v1/links/${link.alias}/stats`
+    await product.expectRefused(...Array.from({ length: 2 * (1 + presses) }, (): [number, string] => [403, statsPath]))
+    expect(product.problems).toEqual([])
     await page.getByRole('link', { name: 'Upgrade to Pro on the account page' }).click()
     await page.getByRole('heading', { name: 'Upgrade to Pro' }).waitFor()
 
     // Another account's link: not found, like one that does not exist; its QR code neither.
     await page.goto(linkPage(foreign))
     await page.getByRole('alert').filter({ hasText: 'LINK_NOT_FOUND' }).waitFor()
+    await product.expectRefused([404, `/api/v1/links/${foreign.alias}`])
     expect(await page.getByRole('heading', { name: 'Statistics' }).count()).toBe(0)
     const qr = await page.request.get(`${product.origin}/api/v1/links/${foreign.alias}/qr?format=png&domain=${encodeURIComponent(foreign.domain)}`)
     expect(qr.status()).toBe(404)

@@ -80,6 +80,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await page.getByRole('button', { name: 'Create tag' }).click()
     await page.getByRole('alert').filter({ hasText: 'TAG_EXISTS' }).waitFor()
     expect(await page.getByRole('alert').textContent()).toContain('already has a tag named')
+    await product.expectRefused([409, '/api/v1/tags'])
     expect(product.problems).toEqual([])
   }, 60_000)
 
@@ -192,6 +193,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await refusal.waitFor()
     expect(await refusal.textContent()).toContain('no TXT record was found there')
     expect(await refusal.textContent()).toContain('(DOMAIN_NOT_VERIFIED)')
+    await product.expectRefused([400, `/api/v1/domains/${hostname}/verify`])
     expect(await card.getByText('Not verified').isVisible()).toBe(true)
     await page.screenshot({ path: `${SHOTS}/dashboard-domains.png`, fullPage: true })
 
@@ -200,6 +202,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await page.getByRole('button', { name: 'Add domain' }).click()
     await page.getByRole('alert').filter({ hasText: 'DOMAIN_LIMIT_REACHED' }).waitFor()
     expect(await page.getByRole('alert').filter({ hasText: 'DOMAIN_LIMIT_REACHED' }).textContent()).toContain('The Free plan includes 1 custom domain')
+    await product.expectRefused([403, '/api/v1/domains'])
 
     // The record exists now: verification succeeds and the status says so.
     dns.setTxt(`_linkservice.${hostname}`, [value])
@@ -216,6 +219,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await rootField.fill(`https://${hostname}/`)
     await saveRoot.click()
     await card.getByRole('alert').filter({ hasText: 'DESTINATION_LOOPS' }).waitFor()
+    await product.expectRefused([400, `/api/v1/domains/${hostname}`])
     await rootField.fill(`http://${LANDING_HOST}/home`)
     await saveRoot.click()
     await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()

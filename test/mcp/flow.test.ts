@@ -4,6 +4,7 @@
 // human, as the default policy says; approved by them; the link is gone at the redirector).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eventually } from '../support/stack'
+import { ANSWER_DEADLINE_MS } from '../support/wait'
 import { callTool, connectWithConsent, newHuman, showResult, startMcpStack, type McpStack } from '../support/mcp'
 import type { TestAccount } from '../support/fixtures'
 
@@ -73,26 +74,32 @@ describe('an MCP host connects through OAuth and manages links', () => {
     const redirect = await fetch(`${stack.origin}/${alias}`, { redirect: 'manual' })
     expect([redirect.status, redirect.headers.get('location')]).toEqual([302, 'https://example.com/from-mcp?x=1'])
 
+    // The default policy holds deletes for the human (DEFAULT_REQUIRE_APPROVAL): the call answers with a
+    // pending approval and nothing has happened yet.
     const deleted = await callTool(client, 'delete_link', { alias })
     expect(deleted.isError, show(deleted)).toBeFalsy()
-    if (deleted.structuredContent?.held === true) {
-      // The Agent's policy holds deletes for the human: nothing has happened yet.
-      const { id, status, review_url: reviewUrl, url } = deleted.structuredContent.approval
-      expect([id, status, reviewUrl, url], show(deleted)).toEqual([expect.stringMatching(/^apr_/), 'pending', `${stack.origin}/approvals/${id}`, `${stack.origin}/approvals/${id}`])
-      expect(deleted.content[0]!.text).toContain(`ask the human to open ${reviewUrl}`)
-      expect((await fetch(`${stack.origin}/${alias}`, { redirect: 'manual' })).status).toBe(302)
-      await humanApproves(id)
-      // The host learns what became of it.
-      const after = await callTool(client, 'get_approval', { approvalId: id })
-      expect(after.structuredContent?.data, show(after)).toMatchObject({ status: 'executed', result: { status: 200 } })
-      expect(after.content[0]!.text).toStartWith(`Approval ${id} is executed; the operation answered 200`)
-    } else {
-      expect(deleted.content[0]!.text, show(deleted)).toContain(`${alias} deleted`)
-    }
+    expect(deleted.structuredContent?.held, show(deleted)).toBe(true)
+    const { id, status, review_url: reviewUrl, url } = deleted.structuredContent!.approval
+    expect([id, status, reviewUrl, url], show(deleted)).toEqual([expect.stringMatching(/^apr_/), 'pending', `${stack.origin}/approvals/${id}`, `${stack.origin}/approvals/${id}`])
+    expect(deleted.content[0]!.text).toContain(`ask the human to open ${reviewUrl}`)
+    // The human sees it pending; the link is still stored and still redirects.
+    const pending = await fetch(`${stack.origin}/api/v1/agent/approvals/${id}`, { headers: { authorization: `Bearer ${human.key}` } })
+    const pendingText = await pending.text()
+    expect(pending.status, pendingText).toBe(200)
+    expect(JSON.parse(pendingText).data, pendingText).toMatchObject({ id, status: 'pending', operation: 'links.delete' })
+    const stored = await fetch(`${stack.origin}/api/v1/links/${alias}`, { headers: { authorization: `Bearer ${human.key}` } })
+    expect(stored.status, await stored.clone().text()).toBe(200)
+    expect((await fetch(`${stack.origin}/${alias}`, { redirect: 'manual' })).status).toBe(302)
+
+    await humanApproves(id)
+    // The host learns what became of it.
+    const after = await callTool(client, 'get_approval', { approvalId: id })
+    expect(after.structuredContent?.data, show(after)).toMatchObject({ status: 'executed', result: { status: 200 } })
+    expect(after.content[0]!.text).toStartWith(`Approval ${id} is executed; the operation answered 200`)
     await eventually(
       () => fetch(`${stack.origin}/${alias}`, { redirect: 'manual' }).then((r) => r.status),
       (status) => status === 404,
-      2000,
+      ANSWER_DEADLINE_MS,
       { what: 'the deleted link to be 404 at the redirector' },
     )
     await client.close()

@@ -157,6 +157,8 @@ describe('links', () => {
     expect(ok(dryDelete, 'dry delete').meta.dry_run).toBe(true)
     expect(dryDelete.structuredContent?.held, 'a dry run is not held').toBeUndefined()
     expect((await rest(alias)).status, 'nothing deleted').toBe(200)
+    const approvals = await call(app, 'GET', '/api/v1/agent/approvals', { token: human.key })
+    expect(approvals.body.data.approvals, show(approvals)).toEqual([])
     await client.close()
   })
 })

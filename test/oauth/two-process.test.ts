@@ -41,6 +41,7 @@ import {
   type Flow,
 } from '../support/oauth'
 import { freePort, startEntry, TEST_SECRETS, type Child } from '../support/processes'
+import { until } from '../support/wait'
 import { authorizeCases } from './authorize.cases'
 import { expectInvalidToken, OTHER_ISSUER, type OAuthCaseContext } from './context'
 import { tokenCases } from './tokens.cases'
@@ -178,13 +179,15 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
         await Bun.sleep(20)
       }
     })()
-    await Bun.sleep(400)
+    await until(() => answers.length >= 4, () => `four answers from B before the kill: ${JSON.stringify(answers)}`)
     const killed = await asHuman(flowA, human.key, 'POST', `/api/v1/agents/${agentId}/kill`)
     expect(killed.body.data?.status, shown(killed)).toBe('killed')
     const killedAt = performance.now()
     const refused = () => answers.some((x) => x.at >= killedAt && x.status === 401)
     while (!refused() && performance.now() - killedAt < REVOCATION_DEADLINE_MS) await Bun.sleep(POLL_MS)
-    await Bun.sleep(300) // a dozen calls more, none of which may be served
+    // Once refused, a dozen answers more, none of which may be served (never refused: the expect below says so).
+    const afterFirstRefusal = () => answers.length - answers.findIndex((x) => x.at >= killedAt && x.status === 401) - 1
+    if (refused()) await until(() => afterFirstRefusal() >= 12, () => `a dozen answers after the first refusal: ${JSON.stringify(answers.slice(-5))}`)
     running = false
     await loop
     const before = answers.filter((x) => x.at < killedAt)

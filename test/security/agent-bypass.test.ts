@@ -3,7 +3,10 @@
 // Each case fails on the code before the fix (the write happened, answered 200) and must stay refused:
 // the target is still there afterwards, nothing is held, and the audit does not call the call a dry run.
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { guestSessions } from '../../src/db/schema'
 import type { AuditRecorder } from '../../src/modules/audit/recorder'
+import { GUEST_TOKEN_PREFIX } from '../../src/modules/guest/service'
 import { call, newGuestToken, show, testApi, type TestApp } from '../support/api'
 import { newAccount, newDomain, newLink, type TestAccount, agentToken } from '../support/fixtures'
 import { callTool, inProcessClient, showResult } from '../support/mcp'
@@ -107,7 +110,19 @@ describe('a dry_run flag on a route that has no dry run is refused, never ignore
   })
 
   test('an unauthenticated write refuses it too: POST /guest/token?dry_run=true issues no token', async () => {
-    refusesDryRun(await call(app, 'POST', '/api/v1/guest/token?dry_run=true'))
+    // An app of its own whose clock stands at an instant no other test uses: the guest sessions it
+    // creates are the rows with that created_at, so they can be counted while others run.
+    const instant = Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 86_400_000)
+    const clocked = (await testApi({ now: () => instant })).app
+    const issued = async () => (await api.deps.db.select({ id: guestSessions.id }).from(guestSessions).where(eq(guestSessions.createdAt, new Date(instant)))).length
+    // Counting works: a token asked for without the flag is one row.
+    const control = await call(clocked, 'POST', '/api/v1/guest/token')
+    expect(control.status, show(control)).toBe(200)
+    expect(await issued(), show(control)).toBe(1)
+    const refused = await call(clocked, 'POST', '/api/v1/guest/token?dry_run=true')
+    refusesDryRun(refused)
+    expect(refused.text, show(refused)).not.toContain(GUEST_TOKEN_PREFIX)
+    expect(await issued(), `a guest session was created by ${show(refused)}`).toBe(1)
   })
 
   test('a value other than true or false is refused, not read as false: DELETE /links/{alias}?dry_run=1 by a human deletes nothing', async () => {
@@ -162,8 +177,15 @@ describe('a query parameter given twice is 400 on every route', () => {
   test('a guest route too: POST /shorten?x=1&x=2 with a guest token is 400 and creates no link', async () => {
     const guest = await newGuestToken(app)
     refusesRepeat(await call(app, 'POST', '/api/v1/shorten?x=1&x=2', { token: guest, body: { url: 'https://example.com/g' } }), 'x')
-    const status = await call(app, 'GET', '/api/v1/guest/status', { token: guest })
-    if (status.status === 200) expect(JSON.stringify(status.body), show(status)).not.toContain('"links_created":1')
+    // The guest's own count (spec 4.1: GET /account/status answers a guest token too).
+    const status = await call(app, 'GET', '/api/v1/account/status', { token: guest })
+    expect(status.status, show(status)).toBe(200)
+    expect(status.body.data.usage.links_created, show(status)).toBe(0)
+    // The count moves with a link: the same call without the repeat makes one.
+    const made = await call(app, 'POST', '/api/v1/shorten', { token: guest, body: { url: 'https://example.com/g' } })
+    expect(made.status, show(made)).toBe(200)
+    const after = await call(app, 'GET', '/api/v1/account/status', { token: guest })
+    expect(after.body.data.usage.links_created, show(after)).toBe(1)
   })
 
   test('an OAuth endpoint answers in its RFC shape: POST /oauth/token?x=1&x=2 is invalid_request', async () => {

@@ -1,7 +1,7 @@
 // FOR TESTS AND THE BENCHMARK ONLY. Production talks to a real ClickHouse server (docker-compose.yml);
 // nothing under src/ or redirect/ imports this file.
 //
-// There is no ClickHouse server on the development machines (README, decisions), but tests and the bench run the
+// There is no ClickHouse server on the development machines (docs/decisions/), but tests and the bench run the
 // redirector and the API as separate processes that reach ClickHouse over HTTP with @clickhouse/client.
 // This serves chDB (the ClickHouse engine, in-process) behind a loopback HTTP endpoint speaking the part
 // of ClickHouse's HTTP interface that client sends:

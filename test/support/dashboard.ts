@@ -31,10 +31,19 @@ export interface Product {
   sink: SmtpSink
   child: Child
   browser: Browser
-  /** Requests the pages made to any other origin, page errors, console errors and CSP reports. */
+  /**
+   * Requests the pages made to any other origin, page errors, console errors and CSP reports, each
+   * console line with the address it is about. Every journey ends with this list empty.
+   */
   problems: string[]
+  /**
+   * For refusals a test causes on purpose: waits until Chromium has logged the failed load of each
+   * [status, path] given (a path of the product's origin, without its query), then takes exactly one
+   * line out of `problems` per entry; every other line stays for the test's final check.
+   */
+  expectRefused(...loads: Array<[status: number, path: string]>): Promise<void>
   newPage(): Promise<{ context: BrowserContext; page: Page }>
-  /** Another tab in the context (a visitor, say), its requests checked like the page's. */
+  /** Another tab in the context (a visitor, say), its requests and errors checked like the page's. */
   newTab(context: BrowserContext): Promise<Page>
   /** An account made through the API; returns its e-mail address and API key. */
   signUp(label: string): Promise<{ email: string; apiKey: string }>
@@ -79,6 +88,18 @@ export async function startProduct(env: Record<string, string> = {}, options: { 
     await cdp.send('Network.enable')
   }
   const watchOnce = (page: Page) => watched.get(page) ?? watched.set(page, watch(page)).get(page)!
+  // Every tab's page errors and console errors, nothing filtered out: a load the server refused (an API
+  // call, an icon, a page) is Chromium's "Failed to load resource" error, and a test that causes one on
+  // purpose names it with expectRefused.
+  const heard = new WeakSet<Page>()
+  const listenOnce = (page: Page) => {
+    if (heard.has(page)) return
+    heard.add(page)
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console ${message.type()}: ${message.text()} [${message.location().url}]`)
+    })
+  }
   const api = async (path: string, body: unknown, token: string) => {
     const response = await fetch(`${origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     const text = await response.text()
@@ -96,20 +117,36 @@ export async function startProduct(env: Record<string, string> = {}, options: { 
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
       // A tab the page opens itself (a popup) is watched from its first event on; tabs the test opens go
       // through newTab, which watches them before they load anything.
-      context.on('page', (page) => void watchOnce(page).catch(() => {}))
-      const page = await context.newPage()
-      await watchOnce(page)
-      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-      page.on('console', (message) => {
-        // Chromium logs every API answer that is not 2xx (a refusal the page shows, the 401 that sends a
-        // person to sign in again) as a failed load: the tests check what the page shows instead.
-        if (/^Failed to load resource: the server responded with a status of [45]\d\d/.test(message.text())) return
-        if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
+      context.on('page', (page) => {
+        listenOnce(page)
+        void watchOnce(page).catch(() => {})
       })
+      const page = await context.newPage()
+      listenOnce(page)
+      await watchOnce(page)
       return { context, page }
+    },
+    async expectRefused(...loads) {
+      // Generous: the line comes through the DevTools protocol, behind whatever the machine is doing.
+      const deadline = Date.now() + 15_000
+      for (;;) {
+        // Each entry takes a line of its own: two entries of one load need two lines.
+        const taken = new Set<number>()
+        const found = loads.every(([status, path]) => {
+          const at = problems.findIndex((line, i) => !taken.has(i) && isRefusedLoad(line, origin, status, path))
+          return at !== -1 && taken.add(at)
+        })
+        if (found) {
+          for (const at of [...taken].sort((a, b) => b - a)) problems.splice(at, 1)
+          return
+        }
+        if (Date.now() > deadline) throw new Error(`Chromium did not log every refusal of ${JSON.stringify(loads)}; the problems logged:\n${problems.join('\n')}`)
+        await Bun.sleep(50)
+      }
     },
     async newTab(context) {
       const tab = await context.newPage()
+      listenOnce(tab)
       await watchOnce(tab)
       return tab
     },
@@ -137,6 +174,14 @@ export async function startProduct(env: Record<string, string> = {}, options: { 
       await sink.close()
     },
   }
+}
+
+/** Whether a problem line is Chromium's console error for a load of `path` on `origin` answered `status`. */
+function isRefusedLoad(line: string, origin: string, status: number, path: string): boolean {
+  const match = /^console error: Failed to load resource: the server responded with a status of (\d{3}) \([^)]*\) \[(.+)\]$/.exec(line)
+  if (!match || Number(match[1]) !== status) return false
+  const url = new URL(match[2]!)
+  return url.origin === origin && url.pathname === path
 }
 
 /**

@@ -1,30 +1,28 @@
-// The frame of every page: the navigation, who is signed in, sign-out (the sign-in module's form, with the
-// session's CSRF token), and the page itself as the main landmark.
+// The frame of every page: the navigation (its entries and the current one are handed in from the route
+// table, routes.tsx), sign-out (the sign-in module's form, with the session's CSRF token), and the page
+// itself as the main landmark.
 import type { ComponentChildren } from 'preact'
 import { BASE, Link } from '../router'
 
 const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? ''
 
-const SECTIONS = [
-  { href: `${BASE}`, label: 'Links', match: (path: string) => path === '/' || path.startsWith('/links') },
-  { href: `${BASE}/import`, label: 'Import / export', match: (path: string) => path.startsWith('/import') },
-  { href: `${BASE}/tags`, label: 'Tags', match: (path: string) => path === '/tags' },
-  { href: `${BASE}/domains`, label: 'Domains', match: (path: string) => path === '/domains' },
-  { href: `${BASE}/agents`, label: 'Agents', match: (path: string) => path.startsWith('/agents') },
-  { href: `${BASE}/approvals`, label: 'Approvals', match: (path: string) => path.startsWith('/approvals') },
-  { href: `${BASE}/account`, label: 'Account', match: (path: string) => path.startsWith('/account') },
-]
+interface Props {
+  sections: ReadonlyArray<{ label: string; href: string }>
+  /** The label of the entry the page shown belongs to; null on an address with no page. */
+  current: string | null
+  children: ComponentChildren
+}
 
-export function Layout({ path, children }: { path: string; children: ComponentChildren }) {
+export function Layout({ sections, current, children }: Props) {
   return (
     <>
       <header class="top">
         <span class="brand">Link service</span>
         <nav aria-label="Sections">
           <ul>
-            {SECTIONS.map((s) => (
+            {sections.map((s) => (
               <li key={s.href}>
-                <Link href={s.href} aria-current={s.match(path) ? 'page' : undefined}>
+                <Link href={s.href} aria-current={s.label === current ? 'page' : undefined}>
                   {s.label}
                 </Link>
               </li>

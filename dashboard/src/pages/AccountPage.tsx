@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ErrorNotice, formatDate, Loading } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 import { KeysPanel } from './KeysPanel'
 
 interface Usage {
@@ -15,7 +16,8 @@ interface Usage {
 export function AccountPage() {
   const [status, setStatus] = useState<{ email: string | null; plan: string; usage: Usage } | null>(null)
   const [error, setError] = useState<unknown>(null)
-  const [upgrading, setUpgrading] = useState(false)
+  // The checkout is another page: the buttons stay disabled while the browser goes there.
+  const checkout = useSubmit({ leavesPage: true })
   useEffect(() => {
     api
       .GET('/api/v1/account/status')
@@ -25,19 +27,13 @@ export function AccountPage() {
       })
       .catch(setError)
   }, [])
-  const upgrade = async (interval: 'monthly' | 'yearly') => {
-    setUpgrading(true)
-    setError(null)
-    try {
+  const upgrade = (interval: 'monthly' | 'yearly') =>
+    checkout.run(async () => {
       const { data } = must(await api.POST('/api/v1/account/upgrade', { body: { interval } }))
       // Only an Agent's call is ever held for approval; the signed-in human's runs.
       if (!('checkout_url' in data)) throw new Error('The upgrade was held for approval.')
       location.assign(data.checkout_url)
-    } catch (failure) {
-      setError(failure)
-      setUpgrading(false)
-    }
-  }
+    })
   if (!status) return error ? <ErrorNotice error={error} /> : <Loading what="your account" />
   const { usage } = status
   return (
@@ -56,16 +52,16 @@ export function AccountPage() {
         <dt>Requests</dt>
         <dd>{usage.requests_per_minute} a minute for each API key and for this sign-in</dd>
       </dl>
-      <ErrorNotice error={error} />
+      <ErrorNotice error={checkout.error} />
       {status.plan !== 'pro' && (
         <section aria-labelledby="upgrade-title">
           <h2 id="upgrade-title">Upgrade to Pro</h2>
           <p>Pro adds link statistics, conversion attribution, more links and custom domains.</p>
           <div class="actions">
-            <button type="button" disabled={upgrading} onClick={() => upgrade('monthly')}>
+            <button type="button" disabled={checkout.busy} onClick={() => upgrade('monthly')}>
               Upgrade monthly
             </button>
-            <button type="button" disabled={upgrading} onClick={() => upgrade('yearly')}>
+            <button type="button" disabled={checkout.busy} onClick={() => upgrade('yearly')}>
               Upgrade yearly
             </button>
           </div>

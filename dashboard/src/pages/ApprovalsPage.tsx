@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { OPERATION_WORDS } from '../access'
 import { ErrorNotice, formatDate, Loading } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 import { BASE, Link } from '../router'
 import { useAgents } from './agents/data'
 
@@ -77,20 +78,12 @@ export function ApprovalsPage() {
 }
 
 function ApprovalCard({ approval, agentName, onDecided }: { approval: Approval; agentName: string; onDecided: (a: Approval) => void }) {
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>(null)
+  const { busy, error, run } = useSubmit()
   const { request, result } = approval
-  const decide = async (decision: 'approve' | 'reject') => {
-    setBusy(true)
-    setError(null)
-    try {
+  const decide = (decision: 'approve' | 'reject') =>
+    run(async () => {
       onDecided(must(await api.POST('/api/v1/agent/approvals/{approvalId}/{decision}', { params: { path: { approvalId: approval.id, decision } } })).data)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   const titleId = `approval-${approval.id}`
   const words = OPERATION_WORDS[approval.operation as keyof typeof OPERATION_WORDS] ?? approval.operation
   return (

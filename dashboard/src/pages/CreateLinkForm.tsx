@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { CopyButton, ErrorNotice } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 
 const ALIAS = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -20,9 +21,8 @@ export function CreateLinkForm({ onCreated }: { onCreated: () => void }) {
   const [expiration, setExpiration] = useState('')
   const [activation, setActivation] = useState('')
   const [availability, setAvailability] = useState<Availability>(null)
-  const [error, setError] = useState<unknown>(null)
   const [created, setCreated] = useState<string | null>(null)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useSubmit()
 
   useEffect(() => {
     api
@@ -53,11 +53,9 @@ export function CreateLinkForm({ onCreated }: { onCreated: () => void }) {
     }
   }, [alias, domain])
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       const body = {
         url: url.trim(),
         ...(alias.trim() && { alias: alias.trim() }),
@@ -76,11 +74,7 @@ export function CreateLinkForm({ onCreated }: { onCreated: () => void }) {
       setExpiration('')
       setActivation('')
       onCreated()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

@@ -3,30 +3,24 @@
 import { useState } from 'preact/hooks'
 import { api, must, type Schemas } from '../api'
 import { CopyButton, ErrorNotice } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 
 /** A custom domain as the API lists it. */
 export type Domain = Schemas['DomainListResponse']['data']['domains'][number]
 
 export function AddDomainForm({ onAdded }: { onAdded: (domain: Domain, usage: Record<string, unknown>) => void }) {
   const [hostname, setHostname] = useState('')
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useSubmit()
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       const body = must(await api.POST('/api/v1/domains', { body: { hostname: hostname.trim() } }))
       // Only an Agent's call is ever held for approval; the signed-in human's runs.
       if (!('meta' in body) || !('hostname' in body.data)) throw new Error('The domain was held for approval.')
       onAdded(body.data, body.meta.usage ?? {})
       setHostname('')
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (
@@ -81,28 +75,21 @@ export function DnsRecord({ domain }: { domain: Domain }) {
  */
 export function RootUrlForm({ domain, onSaved }: { domain: Domain; onSaved: (domain: Domain) => void }) {
   const [value, setValue] = useState(domain.root_url ?? '')
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useSubmit()
   const [saved, setSaved] = useState(false)
   const id = `root-${domain.hostname.replace(/[^a-z0-9-]/g, '-')}`
 
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
     setSaved(false)
-    try {
+    void run(async () => {
       const rootUrl = value.trim() === '' ? null : value.trim()
       const body = must(await api.PATCH('/api/v1/domains/{hostname}', { params: { path: { hostname: domain.hostname } }, body: { root_url: rootUrl } }))
       if (!('hostname' in body.data)) throw new Error('The change was held for approval.')
       setValue(body.data.root_url ?? '')
       setSaved(true)
       onSaved(body.data)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

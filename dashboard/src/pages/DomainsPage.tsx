@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 import { AddDomainForm, DnsRecord, RootUrlForm, type Domain } from './DomainParts'
 
 type Usage = { domains?: unknown; domains_limit?: unknown }
@@ -70,23 +71,15 @@ export function DomainsPage() {
 }
 
 function DomainCard({ domain, onChanged, onDelete }: { domain: Domain; onChanged: (domain: Domain) => void; onDelete: (domain: Domain) => void }) {
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useSubmit()
   const titleId = `domain-${domain.hostname.replace(/[^a-z0-9-]/g, '-')}`
 
-  const verify = async () => {
-    setBusy(true)
-    setError(null)
-    try {
+  const verify = () =>
+    run(async () => {
       const body = must(await api.POST('/api/v1/domains/{hostname}/verify', { params: { path: { hostname: domain.hostname } } }))
       if (!('hostname' in body.data)) throw new Error('The verification was held for approval.')
       onChanged(body.data)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
 
   return (
     <article class="card domain" aria-labelledby={titleId}>

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ErrorNotice } from '../components/ui'
-import type { LinkDetails } from './LinkPage'
+import { useSubmit } from '../lib/useSubmit'
+import type { LinkDetails } from '../types'
 
 /** An ISO instant as a datetime-local value in the browser's time zone ('' for none). */
 function localOf(iso: string | null | undefined): string {
@@ -24,9 +25,8 @@ export function EditLinkForm({ link, onSaved }: { link: LinkDetails; onSaved: (l
   const [neverExpires, setNeverExpires] = useState(false)
   const [activation, setActivation] = useState('')
   const [activeNow, setActiveNow] = useState(false)
-  const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState(false)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, setError, run } = useSubmit()
 
   const changes = (): Body => ({
     ...(url.trim() !== link.full_url && { url: url.trim() }),
@@ -35,14 +35,12 @@ export function EditLinkForm({ link, onSaved }: { link: LinkDetails; onSaved: (l
     ...(activeNow ? { activated_at: null } : activation && { activated_at: isoOf(activation) }),
   })
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
     setSaved(false)
-    setError(null)
     const body = changes()
     if (Object.keys(body).length === 0) return setError(new Error('Nothing changed: edit a field first.'))
-    setBusy(true)
-    try {
+    void run(async () => {
       const { data } = must(await api.PATCH('/api/v1/links/{alias}', { params: { path: { alias: link.alias }, query: { domain: link.domain } }, body }))
       // Only an Agent's call is ever held for approval; the signed-in human's runs.
       if (!('short_url' in data)) throw new Error('The change was held for approval.')
@@ -54,11 +52,7 @@ export function EditLinkForm({ link, onSaved }: { link: LinkDetails; onSaved: (l
       setExpiration(localOf(data.expires_at))
       setSaved(true)
       onSaved(data)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks'
 import { api, describeFailure, must, type Schemas } from '../api'
 import { ErrorNotice } from '../components/ui'
 import { IMPORT_COLUMNS, importRows, toCsv, type ImportRow } from '../lib/csv'
+import { useSubmit } from '../lib/useSubmit'
 
 const BATCH = 100
 const EXPORT_PAGE = 100
@@ -170,26 +171,23 @@ async function* allPages(onWait: (seconds: number) => void): AsyncGenerator<Link
 
 function ExportPanel() {
   const [status, setStatus] = useState('')
-  const [running, setRunning] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  const start = async () => {
-    setRunning(true)
-    setError(null)
-    const lines: string[][] = [[...EXPORT_COLUMNS]]
-    try {
-      for await (const data of allPages((seconds) => setStatus(`Waiting ${seconds} s for the request limit…`))) {
-        for (const l of data.links) lines.push([l.short_url, l.full_url, l.alias, l.domain, l.created_at, l.expires_at ?? '', String(l.has_password ?? false), String(l.clicks ?? 0)])
-        setStatus(`Exported ${lines.length - 1} of ${data.pagination.total} links…`)
+  const { busy: running, error, run } = useSubmit()
+  const start = () =>
+    run(async () => {
+      const lines: string[][] = [[...EXPORT_COLUMNS]]
+      try {
+        for await (const data of allPages((seconds) => setStatus(`Waiting ${seconds} s for the request limit…`))) {
+          for (const l of data.links) lines.push([l.short_url, l.full_url, l.alias, l.domain, l.created_at, l.expires_at ?? '', String(l.has_password ?? false), String(l.clicks ?? 0)])
+          setStatus(`Exported ${lines.length - 1} of ${data.pagination.total} links…`)
+        }
+        download('links.csv', toCsv(lines))
+        setStatus(`Exported ${lines.length - 1} links to links.csv.`)
+      } catch (failure) {
+        // The error says what stopped it; a count of links on their way would be stale.
+        setStatus('')
+        throw failure
       }
-      download('links.csv', toCsv(lines))
-      setStatus(`Exported ${lines.length - 1} links to links.csv.`)
-    } catch (failure) {
-      setError(failure)
-      setStatus('')
-    } finally {
-      setRunning(false)
-    }
-  }
+    })
   return (
     <section aria-labelledby="export-title" class="card">
       <h2 id="export-title">Export links to CSV</h2>

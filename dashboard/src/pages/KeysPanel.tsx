@@ -5,6 +5,7 @@ import { api, must, type Schemas } from '../api'
 import { GRANTABLE_SCOPES, scopeList } from '../access'
 import { Choices, ShownOnce } from '../components/Choices'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 
 type KeyRecord = Schemas['ApiKeyListResponse']['data']['keys'][number]
 
@@ -54,23 +55,16 @@ export function KeysPanel() {
 function CreateKeyForm({ onCreated }: { onCreated: (key: { name: string; key: string }) => void }) {
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
+  const { busy, error, run } = useSubmit()
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       // No scope ticked is full access: the API takes an absent list as that (an empty one is refused).
       const { data } = must(await api.POST('/api/v1/account/keys', { body: { name: name.trim(), ...(scopes.length > 0 && { scopes }) } }))
       onCreated({ name: data.name, key: data.key })
       setName('')
       setScopes([])
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
   return (
     <form class="card" onSubmit={submit} aria-label="Create an API key">

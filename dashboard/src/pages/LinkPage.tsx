@@ -1,27 +1,15 @@
 // One link at /app/links/<domain>/<alias>: its facts, the edit form, its statistics and its QR code.
 import { useEffect, useState } from 'preact/hooks'
-import { api, must, type Schemas } from '../api'
+import { api, must } from '../api'
 import { CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
 import { BASE, Link } from '../router'
 import { EditLinkForm } from './EditLinkForm'
 import { LinkStats } from './LinkStats'
 import { QrPanel } from './QrPanel'
-
-export type LinkDetails = Schemas['LinkResponse']['data']
+import type { LinkDetails } from '../types'
 
 /** The address of a link's page (the domain first: an alias is unique only within its domain). */
 export const linkPagePath = (domain: string, alias: string) => `${BASE}/links/${encodeURIComponent(domain)}/${encodeURIComponent(alias)}`
-
-/** `/links/<domain>/<alias>` → its parts, or null for another path. */
-export function parseLinkPath(path: string): { domain: string; alias: string } | null {
-  const match = /^\/links\/([^/]+)\/([^/]+)\/?$/.exec(path)
-  if (!match) return null
-  try {
-    return { domain: decodeURIComponent(match[1]!), alias: decodeURIComponent(match[2]!) }
-  } catch {
-    return null
-  }
-}
 
 export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
   const [link, setLink] = useState<LinkDetails | null>(null)

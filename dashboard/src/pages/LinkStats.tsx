@@ -3,12 +3,12 @@
 // Bots are shown apart: the API leaves them out unless include_bots=true, so the page asks both ways
 // and the difference is the bots' share.
 import { useEffect, useState } from 'preact/hooks'
-import { api, must, type Schemas } from '../api'
+import { api, must } from '../api'
 import { ErrorNotice, formatDate, Loading } from '../components/ui'
 import { BASE, Link } from '../router'
+import type { StatsData } from '../types'
 import { StatsView } from './StatsView'
 
-export type StatsData = Schemas['StatsResponse']['data']
 type Period = '24H' | '7D' | '30D' | 'ALL'
 type Outcome = { plan: 'pro'; people: StatsData; everyone: StatsData } | { plan: 'free'; totalClicks: number | null; lastClickedAt: string | null }
 

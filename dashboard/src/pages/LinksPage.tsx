@@ -1,15 +1,15 @@
 // The links: create, search, filter by tag or domain, sort, page through, copy, tag, delete.
 import { useEffect, useState } from 'preact/hooks'
-import { api, must, type Schemas } from '../api'
+import { api, must } from '../api'
 import { ConfirmDialog, CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
 import { LinkTagsCell, useLinkTags, type LinkTagState, type TagChange } from '../tags/linkTags'
 import type { Tag } from '../tags/colours'
 import { useTags } from '../tags/useTags'
 import { CreateLinkForm } from './CreateLinkForm'
-import { BASE, Link } from '../router'
+import { Link } from '../router'
 import { filterQuery, LinkFilters, NO_FILTERS, type Filters } from './LinkFilters'
-
-export type LinkRecord = Schemas['LinkListResponse']['data']['links'][number]
+import { linkPagePath } from './LinkPage'
+import type { LinkRecord } from '../types'
 
 const PAGE_SIZE = 20
 
@@ -136,7 +136,7 @@ function LinkTable({ links, onDelete, tags }: { links: LinkRecord[]; onDelete: (
               <td class="num">{(link.clicks ?? 0).toLocaleString()}</td>
               <td class="row-actions">
                 <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
-                <Link class="button small" href={`${BASE}/links/${encodeURIComponent(link.domain)}/${encodeURIComponent(link.alias)}`} aria-label={`Statistics of ${link.short_url}`}>Statistics</Link>
+                <Link class="button small" href={linkPagePath(link.domain, link.alias)} aria-label={`Statistics of ${link.short_url}`}>Statistics</Link>
                 <button type="button" class="small danger" aria-label={`Delete ${link.short_url}`} onClick={() => onDelete(link)}>
                   Delete
                 </button>

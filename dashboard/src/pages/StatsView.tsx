@@ -3,7 +3,7 @@
 import { useMemo } from 'preact/hooks'
 import { BarChart, CountTable } from '../components/charts'
 import { formatDate } from '../components/ui'
-import type { StatsData } from './LinkStats'
+import type { StatsData } from '../types'
 
 const BUCKET_FORMAT: Record<string, Intl.DateTimeFormatOptions> = {
   hour: { weekday: 'short', hour: '2-digit', minute: '2-digit' },

@@ -3,10 +3,11 @@
 import { useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
+import { useSubmit } from '../lib/useSubmit'
 import { colourName, swatchClass, TAG_COLOURS, type Tag, type TagColour } from '../tags/colours'
 import { useTags } from '../tags/useTags'
 
-/** Spec 6: a tag name has 1-30 characters. */
+/** A tag name has 1-30 characters. */
 const NAME_MAX = 30
 
 export function TagsPage() {
@@ -75,24 +76,17 @@ function TagList({ tags, onDelete }: { tags: Tag[]; onDelete: (tag: Tag) => void
 function CreateTagForm({ onCreated }: { onCreated: (tag: Tag) => void }) {
   const [name, setName] = useState('')
   const [colour, setColour] = useState<TagColour>('#6b7280')
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useSubmit()
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       const created = must(await api.POST('/api/v1/tags', { body: { name: name.trim(), color: colour } }))
       // Only an Agent's call is ever held for approval; the signed-in human's runs.
       if (!('tag' in created)) throw new Error('The tag was held for approval.')
       onCreated(created.tag)
       setName('')
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

@@ -1,4 +1,4 @@
-// The nine tag colours the API accepts (spec 2.4), each with the name a person reads: a tag's colour is
+// The nine tag colours the API accepts, each with the name a person reads: a tag's colour is
 // always said in words too, never shown by colour alone. The class paints the swatch (the page's CSP
 // allows no inline style).
 import type { Schemas } from '../api'

@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, describeFailure, must } from '../api'
 import { BASE, Link } from '../router'
-import type { LinkRecord } from '../pages/LinksPage'
+import type { LinkRecord } from '../types'
 import { TagChip, type Tag } from './colours'
 
 const keyOf = (link: Pick<LinkRecord, 'domain' | 'alias'>) => `${link.domain}/${link.alias}`

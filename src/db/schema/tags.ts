@@ -3,7 +3,7 @@ import { index, integer, pgTable, primaryKey, serial, text, timestamp, uniqueInd
 import { accounts } from './accounts'
 import { links } from './links'
 
-/** Spec 2.4: integer ids; names unique per account regardless of case. */
+/** Integer ids; names unique per account regardless of case. */
 export const tags = pgTable(
   'tags',
   {

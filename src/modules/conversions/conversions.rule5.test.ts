@@ -1,4 +1,4 @@
-// Spec 4.4 rule 5: for purchases, sales and refunds the order key (type, externalOrderId) identifies
+// For purchases, sales and refunds the order key (type, externalOrderId) identifies
 // the conversion, whatever the eventId: a retry is a 200 duplicate with the original id; a different
 // value or currency is 409. Signups and leads keep the eventId rule.
 import { beforeAll, describe, expect, test } from 'bun:test'
@@ -9,7 +9,7 @@ import { recordConversion } from './service'
 
 beforeAll(setUp, 30_000)
 
-describe('spec 4.4 rule 5: the order key (type, externalOrderId) identifies a purchase, sale or refund', () => {
+describe('the order key (type, externalOrderId) identifies a purchase, sale or refund', () => {
   const order = <T extends Record<string, unknown>>(extra: T = {} as T) => ({ conversionType: 'purchase', externalOrderId: uniqueName('order_'), value: 49.9, currency: 'EUR', ...extra })
 
   test('same order, another eventId, same value and currency: 200 duplicate with the original id, nothing new written', async () => {

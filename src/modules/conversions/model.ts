@@ -34,7 +34,7 @@ export const ConversionRequest = t.Object(
     metadata: t.Optional(t.Unknown({ description: `Any JSON value, at most ${L.metadata} serialized characters` })),
   },
   {
-    description: 'Conversion report (spec 2.6)',
+    description: 'Conversion report',
     examples: [
       { clickId: exampleClick, clickSignature: exampleSig, conversionType: 'purchase', value: 49.9, currency: 'EUR', externalOrderId: 'order-1042' },
       { clickId: exampleClick, conversionType: 'signup', eventId: 'evt_7f3a', source: 'server', metadata: { plan: 'trial' } },

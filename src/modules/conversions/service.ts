@@ -28,9 +28,9 @@ import { newId } from '../../lib/ids'
 import { lockFor } from '../../db/locks'
 import { CONVERSION_LIMITS, MAX_VALUE } from './model'
 
-/** Spec section 8: 30 days, last click. */
+/** Attribution window: 30 days, last click (docs/statistics.md). */
 export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600 * 1000
-/** Spec section 8: occurredAt at most five minutes in the future. */
+/** occurredAt at most five minutes in the future (clock skew of the reporting server). */
 export const MAX_FUTURE_MS = 5 * 60 * 1000
 /** Types that are orders: they need externalOrderId; every other type needs eventId. */
 export const ORDER_TYPES = new Set(['purchase', 'sale', 'refund'])

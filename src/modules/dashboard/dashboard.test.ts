@@ -1,6 +1,7 @@
 // /app as the API serves it, without a browser: who gets the page (signed in) and who is sent to sign in,
 // the session's CSRF token in the page, the page's locked-down headers, the assets in the encoding the
-// browser accepts, and what a fresh build weighs against the budget (300 KB of compressed script).
+// browser accepts, the icon (named by the page, and at /favicon.ico for every other page), and what a
+// fresh build weighs against the budget (300 KB of compressed script).
 // The journeys themselves run in Chromium: test/browser/dashboard.test.ts.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -11,6 +12,7 @@ import { Elysia } from 'elysia'
 import { buildDashboard, type Manifest } from '../../../scripts/build-dashboard'
 import { testApi } from '../../../test/support/api'
 import { newAccount } from '../../../test/support/fixtures'
+import { errors } from '../../plugins/errors'
 import { createServices } from '../../services'
 import { cookieName } from '../signin/cookies'
 import { createSession, csrfTokenFor } from '../signin/service'
@@ -59,9 +61,12 @@ describe('the dashboard page', () => {
     expect(html).toContain(`<meta name="csrf-token" content="${csrf}">`)
     expect(html).toContain(`<script type="module" src="/app/assets/${manifest.entry.script}"></script>`)
     expect(html).toContain(`/app/assets/${manifest.entry.style}`)
+    // The page names its icon under /app, which reaches the API in every deployment; the policy lets the
+    // page load it.
+    expect(html).toContain(`<link rel="icon" type="image/svg+xml" href="/app/assets/${manifest.entry.icon}">`)
     expect(response.headers.get('cache-control')).toBe('no-store')
     const policy = response.headers.get('content-security-policy') ?? ''
-    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) expect(policy).toContain(directive)
+    for (const directive of ["default-src 'self'", "script-src 'self'", "img-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) expect(policy).toContain(directive)
     expect(policy).not.toContain('unsafe')
     expect(response.headers.get('x-frame-options')).toBe('DENY')
     expect(html).not.toMatch(/mk_[A-Za-z0-9_-]{8,}/)
@@ -104,6 +109,30 @@ describe('the dashboard assets', () => {
     // `..` is resolved by the URL itself: what is left is a dashboard page, never the build's files.
     const dotted = await get('/app/assets/../manifest.json', { cookie })
     expect(await dotted.text()).not.toContain('"assets"')
+  })
+
+  test('the icon: an immutable SVG under /app/assets, and the same bytes at /favicon.ico for anyone, signed in or not, cached for a day', async () => {
+    const source = readFileSync(join(ROOT, 'dashboard/src/icon.svg'))
+    const asset = await get(`/app/assets/${manifest.entry.icon}`, { 'accept-encoding': 'identity' })
+    expect(asset.status, manifest.entry.icon).toBe(200)
+    expect(asset.headers.get('content-type')).toBe('image/svg+xml')
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    expect(Buffer.from(await asset.arrayBuffer()).equals(source)).toBe(true)
+    // No cookie: the sign-in page's browser asks for it before anyone has signed in.
+    const favicon = await get('/favicon.ico', { 'accept-encoding': 'gzip' })
+    expect(favicon.status).toBe(200)
+    expect(favicon.headers.get('content-type')).toBe('image/svg+xml')
+    expect(favicon.headers.get('cache-control')).toBe('public, max-age=86400')
+    expect(favicon.headers.get('content-encoding')).toBe('gzip')
+    expect(gunzipSync(Buffer.from(await favicon.arrayBuffer())).equals(source)).toBe(true)
+  })
+
+  test('without a build, /favicon.ico is the API\'s JSON 404', async () => {
+    const bare = new Elysia().use(errors).use(dashboardModule(services, { distDir: mkdtempSync(join(tmpdir(), 'no-dashboard-')) }))
+    const response = await bare.handle(new Request('http://localhost/favicon.ico'))
+    const text = await response.text()
+    expect(response.status, text).toBe(404)
+    expect(JSON.parse(text), text).toMatchObject({ success: false, error: 'NOT_FOUND' })
   })
 
   test('Accept-Encoding is read as RFC 9110 says: names, any case, q=0 refuses', () => {

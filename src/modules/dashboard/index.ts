@@ -1,15 +1,19 @@
 // The dashboard (dashboard/, built into dashboard/dist by scripts/build-dashboard.ts) under /app:
-//   GET /app/assets/<file>   a built script or style: named by content, so cached for a year as immutable,
-//                            sent brotli- or gzip-compressed as the browser accepts (compressed at build)
+//   GET /app/assets/<file>   a built script, style or the icon: named by content, so cached for a year as
+//                            immutable, sent brotli- or gzip-compressed as the browser accepts (compressed
+//                            at build)
 //   GET /app, /app/<path>    signed out: 303 to /signin?next=<this page>; signed in: the page shell with the
 //                            session's CSRF token in a meta tag; the page then calls the public API with the
 //                            session cookie (and that token on writes), like any other client
-// No API key ever reaches the browser (spec 5). The page loads nothing from another origin, and its
+//   GET /favicon.ico         the same icon, for the pages that name none (sign-in, consent, approvals): a
+//                            browser asks every origin for it, and a 404 there is an error in its console
+// No API key ever reaches the browser (docs/decisions/0017-dashboard-as-api-client.md). The page loads nothing from another origin, and its
 // Content-Security-Policy says so.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import { escapeHtml, htmlPage, redirect } from '../../lib/html'
+import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import { signInUrl } from '../signin/next'
 import { readSession } from '../signin/service'
@@ -29,7 +33,10 @@ const PAGE_HEADERS = {
   'referrer-policy': 'same-origin',
 }
 
-const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
+const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml' }
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+/** /favicon.ico keeps its address when the icon changes: a day, so a new one shows within a day. */
+const FAVICON_CACHE = 'public, max-age=86400'
 
 interface Asset {
   type: string
@@ -41,6 +48,7 @@ interface Asset {
 interface Built {
   shell: string
   assets: Map<string, Asset>
+  icon: Asset | undefined
 }
 
 const optional = (path: string) => (existsSync(path) ? readFileSync(path) : null)
@@ -49,13 +57,13 @@ const optional = (path: string) => (existsSync(path) ? readFileSync(path) : null
 function loadBuilt(dir: string): Built | null {
   const manifestFile = join(dir, 'manifest.json')
   if (!existsSync(manifestFile)) return null
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { assets: Array<{ file: string; kind: string }> }
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { entry: { icon?: string }; assets: Array<{ file: string; kind: string }> }
   const assets = new Map<string, Asset>()
   for (const { file, kind } of manifest.assets) {
     const path = join(dir, 'assets', file)
     assets.set(file, { type: TYPES[kind] ?? 'application/octet-stream', raw: readFileSync(path), gzip: optional(`${path}.gz`), brotli: optional(`${path}.br`) })
   }
-  return { shell: readFileSync(join(dir, 'index.html'), 'utf8'), assets }
+  return { shell: readFileSync(join(dir, 'index.html'), 'utf8'), assets, icon: manifest.entry.icon ? assets.get(manifest.entry.icon) : undefined }
 }
 
 /** Whether an Accept-Encoding header accepts `coding` (named, and not with q=0). */
@@ -70,12 +78,12 @@ export function acceptsEncoding(header: string, coding: string): boolean {
 }
 
 /** The asset in the best encoding the request accepts (`br` before `gzip`). */
-function assetResponse(asset: Asset, acceptEncoding: string): Response {
+function assetResponse(asset: Asset, acceptEncoding: string, cacheControl = IMMUTABLE): Response {
   const accepts = (coding: string) => acceptsEncoding(acceptEncoding, coding)
   const [body, encoding] = asset.brotli && accepts('br') ? [asset.brotli, 'br'] : asset.gzip && accepts('gzip') ? [asset.gzip, 'gzip'] : [asset.raw, null]
   const headers: Record<string, string> = {
     'content-type': asset.type,
-    'cache-control': 'public, max-age=31536000, immutable',
+    'cache-control': cacheControl,
     'x-content-type-options': 'nosniff',
     vary: 'Accept-Encoding',
   }
@@ -108,6 +116,14 @@ export function dashboardModule(services: Services, options: { distDir?: string 
         const asset = built?.assets.get(path.slice('assets/'.length))
         if (!asset) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } })
         return assetResponse(asset, request.headers.get('accept-encoding') ?? '')
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/favicon.ico',
+      ({ request }) => {
+        if (!built?.icon) throw new ApiError('NOT_FOUND')
+        return assetResponse(built.icon, request.headers.get('accept-encoding') ?? '', FAVICON_CACHE)
       },
       { detail: { hide: true } },
     )

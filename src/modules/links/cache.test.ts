@@ -5,6 +5,7 @@ import { decodeCachedLink, INVALIDATION_CHANNEL, linkCacheKey } from '../../../c
 import { links } from '../../db/schema'
 import type { Services } from '../../services'
 import { testApi } from '../../../test/support/api'
+import { until } from '../../../test/support/wait'
 import { recordOf, syncLinkCache, toCachedLink } from './cache'
 import { newId } from '../../lib/ids'
 
@@ -38,9 +39,7 @@ describe('syncLinkCache', () => {
       const key = linkCacheKey('sho.rt', row.alias)
       await syncLinkCache(services, row, stale, { publish: false })
       expect(await api.adapters.kv.get(key)).toBeNull()
-      const until = Date.now() + 2000
-      while (!messages.includes(key) && Date.now() < until) await Bun.sleep(10)
-      expect(messages).toContain(key)
+      await until(() => messages.includes(key), () => `${key} announced: ${JSON.stringify(messages)}`)
     } finally {
       await unsubscribe()
     }

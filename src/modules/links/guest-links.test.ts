@@ -14,7 +14,7 @@ import { until } from '../../../test/support/wait'
 beforeAll(setUp)
 
 describe('POST /api/v1/shorten with a guest token', () => {
-  test('creates a link: record per spec 2.3, 30-day expiry, meta with usage', async () => {
+  test('creates a link: the link record, 30-day expiry, meta with usage', async () => {
     const token = await newGuestToken(app)
     const before = Date.now()
     const res = await shorten(token, { url: 'https://example.com/some/page?x=1' })

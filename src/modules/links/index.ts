@@ -13,16 +13,19 @@ import { deleteLink, getOwnLink, readOwnLink, updateLink } from './manage'
 import { listLinks } from './list'
 import { AliasParams, DryRunQuery, LinkListQuery, LinkQuery, LinkWriteQuery, linkModels, MAX_BULK_LINKS } from './model'
 import { accountMeta, currentAccountMeta } from '../account/meta'
-import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../account/plans'
+import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../../lib/plans'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
-import { drawQr, noneMatch, QR_DEFAULT_SIZE, QR_MAX_AGE_SECONDS, QR_MAX_SIZE, QR_MIN_SIZE, qrEtag, qrHeaders, QrQuery } from './qr'
+import { checkQrSize, noneMatch, QR_DEFAULT_SIZE, QR_MAX_AGE_SECONDS, QR_MAX_SIZE, QR_MIN_SIZE, QR_PNG_MAX_SIZE, qrEtag, qrHeaders, QrQuery } from './qr'
+import { processQrImages, type QrImages } from './qr-cache'
+import { QR_CONTENT_TYPES } from './qr-draw'
 
-const QR_ERRORS = errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND')
+const QR_ERRORS = errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND', 'QR_BUSY')
 
 const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
-export function linksModule(services: Services, auth: Auth) {
+/** `qrImages`: where QR codes are drawn and kept (default the process's render pool and cache; tests give their own). */
+export function linksModule(services: Services, auth: Auth, qrImages: QrImages = processQrImages()) {
   return new Elysia({ name: 'modules.links' })
     .use(errors)
     .use(auth.plugin)
@@ -146,14 +149,16 @@ export function linksModule(services: Services, auth: Auth) {
     .get(
       '/api/v1/links/:alias/qr',
       async ({ params, query, account, request }) => {
-        const row = await getOwnLink(services, account, params.alias, query.domain)
-        const text = toLinkRecord(row, services).short_url
         const format = query.format ?? 'svg'
         const size = query.size ?? QR_DEFAULT_SIZE
+        checkQrSize(format, size)
+        const row = await getOwnLink(services, account, params.alias, query.domain)
+        const text = toLinkRecord(row, services).short_url
         const etag = qrEtag(text, format, size)
         if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: qrHeaders(etag) })
-        const { body, contentType } = await drawQr(text, format, size)
-        return new Response(body, { headers: { ...qrHeaders(etag), 'content-type': contentType } })
+        // Drawn on a render thread, never this one; once per process for each image (qr-pool.ts, qr-cache.ts).
+        const body = await qrImages.image(etag, { text, format, size })
+        return new Response(body, { headers: { ...qrHeaders(etag), 'content-type': QR_CONTENT_TYPES[format] } })
       },
       {
         account: { scopes: ['links:read'] },
@@ -165,9 +170,11 @@ export function linksModule(services: Services, auth: Auth) {
           tags: ['links'],
           summary: 'QR code of a link',
           description:
-            `The link's short_url as a QR code (error correction M): \`format\` svg (default) or png, \`size\` ${QR_MIN_SIZE}-${QR_MAX_SIZE} pixels (default ${QR_DEFAULT_SIZE}; out of range 400). ${DOMAIN_QUERY_NOTE} ` +
+            `The link's short_url as a QR code (error correction M): \`format\` svg (default) or png, \`size\` in pixels (default ${QR_DEFAULT_SIZE}): ` +
+            `${QR_MIN_SIZE}-${QR_MAX_SIZE} for an SVG, ${QR_MIN_SIZE}-${QR_PNG_MAX_SIZE} for a PNG (${QR_PNG_MAX_SIZE} prints 8.7 cm at 300 dpi; the SVG scales to any size); out of range 400 VALIDATION_FAILED. ${DOMAIN_QUERY_NOTE} ` +
             `Cacheable: a strong ETag of what the image encodes, its format and size, and Cache-Control: private, max-age=${QR_MAX_AGE_SECONDS}; send If-None-Match to get 304 without a body. ` +
-            "Another account's link is 404, as on GET /api/v1/links/{alias}.",
+            "Another account's link is 404, as on GET /api/v1/links/{alias}. " +
+            'Images are drawn by a small pool of render threads with a bounded queue: when it is full, or an image has waited 5 s for a thread, the answer is 429 QR_BUSY with Retry-After. An image drawn before is served from memory.',
           responses: {
             200: {
               description: 'The image',

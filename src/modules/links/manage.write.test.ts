@@ -91,7 +91,8 @@ describe('PATCH /api/v1/links/{alias}', () => {
     expect(results.every((r) => r.status === 200), results.map(show).join('\n')).toBe(true)
     const [row] = await api.deps.db.select().from(links).where(eq(links.alias, alias))
     const record = await cached('sho.rt', alias)
-    if (record !== null) expect(record.url).toBe(row!.url)
+    // Empty is allowed (the next redirect refills it from Postgres); a URL other than the stored one is not.
+    expect([null, row!.url], `cached ${JSON.stringify(record)}, stored ${row!.url}`).toContain(record?.url ?? null)
   })
 
   test('Idempotency-Key: a retried update replays the first answer', async () => {

@@ -16,7 +16,8 @@ if (!HAVE_CHROMIUM) console.log(`src/modules/links/qr.test.ts: SVG decoding SKIP
 const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 let browser: Browser | undefined
-beforeAll(setUp)
+// PGlite and chDB take a while to open on a busy machine.
+beforeAll(setUp, 120_000)
 afterAll(async () => {
   await browser?.close()
 })
@@ -44,7 +45,7 @@ describe('GET /api/v1/links/{alias}/qr', () => {
     const host = await newDomain(api.deps.db, account.id)
     const link = await newLink(api.deps.db, account.id, 'sho.rt')
     const custom = await newLink(api.deps.db, account.id, host, 'q')
-    for (const [alias, domain, size] of [[link.alias, undefined, 300], [custom.alias, host, 64], [custom.alias, host, 100], [link.alias, undefined, 2048]] as const) {
+    for (const [alias, domain, size] of [[link.alias, undefined, 300], [custom.alias, host, 64], [custom.alias, host, 100], [link.alias, undefined, 1024]] as const) {
       const res = await raw(`/api/v1/links/${alias}/qr?format=png&size=${size}${domain ? `&domain=${domain.toUpperCase()}` : ''}`, account.key)
       expect(res.status, res.bytes.toString().slice(0, 300)).toBe(200)
       expect(res.headers.get('content-type')).toBe('image/png')
@@ -124,6 +125,36 @@ describe('GET /api/v1/links/{alias}/qr', () => {
       expect(res.body.error, `${query}: ${show(res)}`).toBe('VALIDATION_FAILED')
     }
     for (const query of ['size=64', 'size=2048', 'format=svg&size=64']) expect((await raw(`/api/v1/links/${link.alias}/qr?${query}`, account.key)).status, query).toBe(200)
+  })
+
+  test('a PNG is at most 1024 px: 1025 is 400 VALIDATION_FAILED naming query.size, 1024 decodes, an SVG still goes to 2048', async () => {
+    const account = await newAccount(api.deps.db)
+    const link = await newLink(api.deps.db, account.id, 'sho.rt')
+    for (const query of ['format=png&size=1025', 'format=png&size=2048']) {
+      const res = await as(account.key, 'GET', `/api/v1/links/${link.alias}/qr?${query}`)
+      expect(res.status, `${query}: ${show(res)}`).toBe(400)
+      expect(res.body.error, `${query}: ${show(res)}`).toBe('VALIDATION_FAILED')
+      expect(res.body.hint, `${query}: ${show(res)}`).toStartWith('query.size: a PNG is at most 1024 pixels')
+    }
+    const png = await raw(`/api/v1/links/${link.alias}/qr?format=png&size=1024`, account.key)
+    expect(png.status, png.bytes.toString().slice(0, 300)).toBe(200)
+    const decoded = decodePng(png.bytes)
+    expect(decoded.text).toBe(await shortUrl(account.key, link.alias))
+    expect(decoded.width).toBeLessThanOrEqual(1024)
+    const svg = await raw(`/api/v1/links/${link.alias}/qr?format=svg&size=2048`, account.key)
+    expect(svg.status, svg.bytes.toString().slice(0, 300)).toBe(200)
+    expect(svg.bytes.toString('utf8')).toContain('width="2048"')
+  })
+
+  test('the document shows the PNG bound and 429 QR_BUSY with Retry-After', async () => {
+    const doc = (await call(app, 'GET', '/swagger/json')).body
+    const op = doc.paths['/api/v1/links/{alias}/qr'].get
+    const busy = op.responses['429']
+    expect(Object.keys(busy.content['application/json'].examples), JSON.stringify(busy)).toContain('QR_BUSY')
+    expect(busy.headers, JSON.stringify(busy)).toHaveProperty('Retry-After')
+    expect(op.description).toContain('64-1024 for a PNG')
+    const size = op.parameters.find((p: { name: string }) => p.name === 'size')
+    expect(size.description ?? size.schema.description, JSON.stringify(size)).toContain('64-1024 for a PNG')
   })
 
   test("security: no token or a guest token 401; another account's link 404 even with its ETag; an at_ token needs links:read", async () => {

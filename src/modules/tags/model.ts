@@ -4,10 +4,10 @@ import { Int, Meta } from '../../plugins/errors'
 import { DOMAIN_PATTERN } from '../links/model'
 import { DEFAULT_LIMITS } from '../../lib/plans'
 
-/** Spec 2.4: the only colors a tag may have. The first is the default. */
+/** The only colors a tag may have. The first is the default. */
 export const TAG_COLORS = ['#6b7280', '#ef4444', '#f97316', '#eab308', '#22c55e', '#06b6d4', '#3b82f6', '#8b5cf6', '#ec4899'] as const
 export type TagColor = (typeof TAG_COLORS)[number]
-/** Spec 2.4 and 8: 1-30 characters, counted after trimming. */
+/** 1-30 characters, counted after trimming. */
 export const MAX_TAG_NAME_LENGTH = 30
 /** Tag ids are Postgres `serial` (int4). */
 export const MAX_TAG_ID = 2_147_483_647
@@ -26,12 +26,12 @@ const metaExample = { account_type: 'free', usage: { tags: 3, tags_limit: DEFAUL
 
 export const TagListResponse = t.Object(
   { success: t.Boolean(), tags: t.Array(Tag), meta: Meta },
-  { description: 'Spec 2.1: the tag list is at top level, not under data', examples: [{ success: true, tags: [tagExample], meta: metaExample }] },
+  { description: 'The tag list is at top level, not under data', examples: [{ success: true, tags: [tagExample], meta: metaExample }] },
 )
 
 export const TagResponse = t.Object(
   { success: t.Boolean(), tag: Tag, meta: Meta },
-  { description: 'Spec 2.1: the created tag is at top level, not under data', examples: [{ success: true, tag: tagExample, meta: metaExample }] },
+  { description: 'The created tag is at top level, not under data', examples: [{ success: true, tag: tagExample, meta: metaExample }] },
 )
 
 export const TagMessageResponse = t.Object(

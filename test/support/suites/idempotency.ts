@@ -15,10 +15,42 @@ export async function newApiKey(services: Services, plan: Plan): Promise<string>
   return (await newAccount(services.db, plan)).key
 }
 
+/**
+ * Where runs of /t/held wait until the test lets them go: `reached(n)` resolves once n runs have entered
+ * the handler (so the key is claimed, or claimed again), and every run waits until `open()`.
+ */
+export interface HoldPoint {
+  reached(runs: number): Promise<void>
+  open(): void
+}
+
+function holdPoint(): HoldPoint & { enter(): Promise<void> } {
+  let entered = 0
+  const waiting: { runs: number; resolve: () => void }[] = []
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  return {
+    enter() {
+      entered++
+      for (const waiter of waiting) if (waiter.runs <= entered) waiter.resolve()
+      return opened
+    },
+    reached: (runs) => new Promise<void>((resolve) => (entered >= runs ? resolve() : waiting.push({ runs, resolve }))),
+    open: () => open(),
+  }
+}
+
 /** Each route counts how often its handler really ran. */
 export function countingApp(services: Services, options: IdempotencyOptions = {}) {
   const runs: Record<string, number> = {}
   const ran = (name: string) => (runs[name] = (runs[name] ?? 0) + 1)
+  // One hold point per Idempotency-Key, made by holdFor() before the test's first request with that key.
+  const holds = new Map<string, ReturnType<typeof holdPoint>>()
+  const holdFor = (key: string): HoldPoint => {
+    const hold = holdPoint()
+    holds.set(key, hold)
+    return hold
+  }
   const routes = new Elysia({ name: 'test.idempotency' })
     .use(errors)
     .use(apiAuth(services).plugin)
@@ -51,15 +83,21 @@ export function countingApp(services: Services, options: IdempotencyOptions = {}
       ran('quota')
       throw new ApiError('RATE_LIMITED', undefined, { retryAfter: 5 })
     }, { guestOrAccount: true, idempotent: true })
-    .post('/t/hang', async () => {
-      ran('hang')
-      await Bun.sleep(600)
-      return { ok: true }
-    }, { guestOrAccount: true, idempotent: true })
+    .post(
+      '/t/held',
+      async ({ body, request }) => {
+        const run = ran('held')
+        const hold = holds.get(request.headers.get('idempotency-key') ?? '')
+        if (!hold) throw new Error('/t/held needs holdFor(key) first (test)')
+        await hold.enter()
+        return { n: body.n, run }
+      },
+      { guestOrAccount: true, idempotent: true, body: t.Object({ n: t.Number() }) },
+    )
     .post('/t/off', () => ({ run: ran('off') }), { idempotent: false, guestOrAccount: true })
     .post('/t/noauth', () => ({ run: ran('noauth') }), { idempotent: true })
   const app = new Elysia().use(errors).use(body).use(routes)
-  return { app: app as TestApp, runs }
+  return { app: app as TestApp, runs, holdFor }
 }
 
 export const post = (app: TestApp, path: string, token: string, key: string | undefined, body: unknown = { n: 1 }) =>
@@ -69,11 +107,12 @@ export const post = (app: TestApp, path: string, token: string, key: string | un
 export let services: Services
 export let app: TestApp
 export let runs: Record<string, number>
+export let holdFor: (key: string) => HoldPoint
 export let proKey: string
 
 export async function setUp() {
   services = createServices((await testApi()).deps)
-  ;({ app, runs } = countingApp(services))
+  ;({ app, runs, holdFor } = countingApp(services))
   // Pro: 120 requests a minute, room for the 50-request burst and its retries.
   proKey = await newApiKey(services, 'pro')
 }

@@ -4,6 +4,7 @@ import { api, must } from '../../api'
 import { GRANTABLE_SCOPES, OPERATION_WORDS, scopeList } from '../../access'
 import { Choices } from '../../components/Choices'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../../components/ui'
+import { useSubmit } from '../../lib/useSubmit'
 import { BASE, Link } from '../../router'
 import { AuditLog } from './AuditLog'
 import { statusWords, useAgents, type AgentRecord } from './data'
@@ -56,20 +57,18 @@ export function AgentPage({ agentId }: { agentId: string }) {
  *  token someone holds never gains power unnoticed); tokens already minted lose them within a second. */
 function NarrowScopes({ agent, onSaved }: { agent: AgentRecord; onSaved: () => Promise<void> }) {
   const [kept, setKept] = useState<string[]>(agent.scopes)
-  const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState(false)
+  // Only the error is shown: the button is enabled by what is ticked, not by a call on its way.
+  const { error, run } = useSubmit()
   const options = Object.fromEntries(agent.scopes.map((s) => [s, GRANTABLE_SCOPES[s] ?? ''])) as Record<string, string>
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault()
-    setError(null)
     setSaved(false)
-    try {
+    void run(async () => {
       must(await api.PATCH('/api/v1/agents/{agentId}', { params: { path: { agentId: agent.id } }, body: { scopes: kept } }))
       await onSaved()
       setSaved(true)
-    } catch (failure) {
-      setError(failure)
-    }
+    })
   }
   return (
     <section aria-labelledby="narrow-title" class="card">
@@ -94,16 +93,13 @@ function NarrowScopes({ agent, onSaved }: { agent: AgentRecord; onSaved: () => P
 
 function KillSwitch({ agent, onKilled }: { agent: AgentRecord; onKilled: () => Promise<void> }) {
   const [asking, setAsking] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  const kill = async () => {
+  const { error, run } = useSubmit()
+  const kill = () => {
     setAsking(false)
-    setError(null)
-    try {
+    void run(async () => {
       must(await api.POST('/api/v1/agents/{agentId}/kill', { params: { path: { agentId: agent.id } } }))
       await onKilled()
-    } catch (failure) {
-      setError(failure)
-    }
+    })
   }
   return (
     <section aria-labelledby="kill-title">

@@ -5,6 +5,7 @@ import { api, must } from '../../api'
 import { DEFAULT_HELD, GRANTABLE_SCOPES, OPERATION_WORDS, scopeList, type Operation } from '../../access'
 import { Choices } from '../../components/Choices'
 import { ErrorNotice, formatDate, Loading } from '../../components/ui'
+import { useSubmit } from '../../lib/useSubmit'
 import { BASE, Link, navigate } from '../../router'
 import { statusWords, useAgents, type AgentRecord } from './data'
 
@@ -28,21 +29,15 @@ function CreateAgentForm() {
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
   const [held, setHeld] = useState<Operation[]>(DEFAULT_HELD)
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
+  // Its page is where a token is minted, the next thing a person does with a new Agent: this page is left.
+  const { busy, error, run } = useSubmit({ leavesPage: true })
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       const body = { name: name.trim(), scopes, policy: { require_approval: held } }
       const { data } = must(await api.POST('/api/v1/agents', { body }))
-      // Its page is where a token is minted, the next thing a person does with a new Agent.
       navigate(`${BASE}/agents/${data.id}`)
-    } catch (failure) {
-      setError(failure)
-      setBusy(false)
-    }
+    })
   }
   return (
     <section aria-labelledby="create-agent-title" class="card">

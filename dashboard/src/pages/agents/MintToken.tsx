@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { api, must } from '../../api'
 import { ShownOnce } from '../../components/Choices'
 import { ErrorNotice, formatDate } from '../../components/ui'
+import { useSubmit } from '../../lib/useSubmit'
 import type { AgentRecord } from './data'
 
 const LIFETIMES = [
@@ -15,20 +16,13 @@ const LIFETIMES = [
 export function MintToken({ agent }: { agent: AgentRecord }) {
   const [ttl, setTtl] = useState(900)
   const [minted, setMinted] = useState<{ token: string; expires_at: string } | null>(null)
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-  const mint = async (event: Event) => {
+  const { busy, error, run } = useSubmit()
+  const mint = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
+    void run(async () => {
       const { data } = must(await api.POST('/api/v1/agents/{agentId}/tokens', { params: { path: { agentId: agent.id } }, body: { ttl_seconds: ttl } }))
       setMinted(data)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
   return (
     <section aria-labelledby="mint-title" class="card">

@@ -1,0 +1,64 @@
+// Every page of the dashboard in one table: the path under /app that shows it, the page, and the entry
+// of the navigation it belongs to. The router (main.tsx) finds the page here and the navigation
+// (components/Layout.tsx) marks the current entry from the same match, so a path is matched once.
+import type { JSX } from 'preact'
+import { AccountPage } from './pages/AccountPage'
+import { AgentPage } from './pages/agents/AgentPage'
+import { AgentsPage } from './pages/agents/AgentsPage'
+import { ApprovalsPage } from './pages/ApprovalsPage'
+import { DomainsPage } from './pages/DomainsPage'
+import { ImportExportPage } from './pages/ImportExportPage'
+import { LinkPage } from './pages/LinkPage'
+import { LinksPage } from './pages/LinksPage'
+import { TagsPage } from './pages/TagsPage'
+import { BASE } from './router'
+
+/** The navigation's entries, in the order shown. */
+export const SECTIONS = [
+  { label: 'Links', href: BASE },
+  { label: 'Import / export', href: `${BASE}/import` },
+  { label: 'Tags', href: `${BASE}/tags` },
+  { label: 'Domains', href: `${BASE}/domains` },
+  { label: 'Agents', href: `${BASE}/agents` },
+  { label: 'Approvals', href: `${BASE}/approvals` },
+  { label: 'Account', href: `${BASE}/account` },
+] as const
+
+export type Section = (typeof SECTIONS)[number]['label']
+
+interface Route {
+  /** The path without /app; its groups are the page's parameters, given to `page` decoded. */
+  path: RegExp
+  section: Section
+  page: (params: string[]) => JSX.Element
+}
+
+const ROUTES: Route[] = [
+  { path: /^\/$/, section: 'Links', page: () => <LinksPage /> },
+  // The domain first: an alias is unique only within its domain. Keyed, so another link starts afresh.
+  { path: /^\/links\/([^/]+)\/([^/]+)\/?$/, section: 'Links', page: ([domain = '', alias = '']) => <LinkPage key={`${domain}/${alias}`} domain={domain} alias={alias} /> },
+  { path: /^\/import$/, section: 'Import / export', page: () => <ImportExportPage /> },
+  { path: /^\/tags$/, section: 'Tags', page: () => <TagsPage /> },
+  { path: /^\/domains$/, section: 'Domains', page: () => <DomainsPage /> },
+  { path: /^\/agents$/, section: 'Agents', page: () => <AgentsPage /> },
+  { path: /^\/agents\/([^/]+)$/, section: 'Agents', page: ([agentId = '']) => <AgentPage key={agentId} agentId={agentId} /> },
+  { path: /^\/approvals$/, section: 'Approvals', page: () => <ApprovalsPage /> },
+  { path: /^\/account(?:\/.*)?$/, section: 'Account', page: () => <AccountPage /> },
+]
+
+/** The route of an /app path (without /app) and its decoded parameters; null when no page has that path. */
+export function routeOf(path: string): { section: Section; render: () => JSX.Element } | null {
+  for (const route of ROUTES) {
+    const match = route.path.exec(path)
+    if (!match) continue
+    let params: string[]
+    try {
+      params = match.slice(1).map((part) => decodeURIComponent(part))
+    } catch {
+      // A malformed %-escape names no link and no Agent.
+      return null
+    }
+    return { section: route.section, render: () => route.page(params) }
+  }
+  return null
+}
