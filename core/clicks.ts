@@ -20,7 +20,12 @@ export const CLICK_COLUMNS = [
   // migrations/clickhouse/0002_click_enrichment.sql
   'device_type', 'browser', 'os', 'is_bot', 'bot_reason', 'referrer_host',
   'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content',
+  // migrations/clickhouse/0006_click_route.sql
+  'route',
 ] as const
+
+/** The route of a click on a link without routing, or one that matched no rule and no test. */
+export const DEFAULT_ROUTE = 'default'
 
 export interface ClickEvent {
   clickId: string
@@ -36,6 +41,8 @@ export interface ClickEvent {
   country: string
   /** The destination served, for its UTM snapshot. */
   url: string
+  /** How a routed link chose the destination (`rule:<id>`, `ab:<id>`); absent: DEFAULT_ROUTE. */
+  route?: string
 }
 
 // Bounds on what one click may store: a client controls these headers.
@@ -99,15 +106,15 @@ export class ClickEncoder {
 
   /** One row, ending in a newline, columns in CLICK_COLUMNS order. */
   encode(event: ClickEvent): string {
-    const { clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url } = event
-    return this.row(clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url ?? '')
+    const { clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url, route } = event
+    return this.row(clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url ?? '', route ?? DEFAULT_ROUTE)
   }
 
   /** The row of one click given field by field (ClickEvent's fields, in its order). */
-  row(clickId: string, linkId: string, domain: string, alias: string, at: number, referrer: string, userAgent: string, ip: string, country: string, url: string): string {
+  row(clickId: string, linkId: string, domain: string, alias: string, at: number, referrer: string, userAgent: string, ip: string, country: string, url: string, route: string = DEFAULT_ROUTE): string {
     const from = this.referrer(referrer)
     const agent = this.userAgent(userAgent)
-    return `${tsvField(clickId)}\t${tsvField(linkId)}\t${tsvField(domain)}\t${tsvField(alias)}\t${this.timestamp(at)}\t${from.text}\t${agent.text}\t${this.place(ip, country)}\t${agent.columns}\t${from.host}\t${this.utm(url)}\n`
+    return `${tsvField(clickId)}\t${tsvField(linkId)}\t${tsvField(domain)}\t${tsvField(alias)}\t${this.timestamp(at)}\t${from.text}\t${agent.text}\t${this.place(ip, country)}\t${agent.columns}\t${from.host}\t${this.utm(url)}\t${tsvField(route)}\n`
   }
 
   // The parts of a row, each memoised: a reader that assembles rows itself (redirect/click-bytes.ts) uses

@@ -1,11 +1,20 @@
 // The one shape a redirect needs, shared by the API (which writes it through to the cache after every
 // Postgres commit) and the redirector (which reads it). Only what a redirect needs, flags only when set,
-// never a secret. `v` lets a reader ignore a record written by a newer format during a rolling deploy.
+// never a secret. `v` lets a reader ignore a record written by a newer format during a rolling deploy:
+// a link with routing is written as version 2 (its `r`), every other link as version 1, which a
+// redirector of the previous release still reads; the internal resolve endpoint answers such a
+// redirector version 1 (the link's own URL) for a routed link too (LINK_CACHE_VERSION_HEADER).
+import type { CachedRouting } from './routing'
 
-export const LINK_CACHE_VERSION = 1
+/** The newest version this code writes and reads. */
+export const LINK_CACHE_VERSION = 2
+/** Versions a record may have: 1 without routing, 2 with it. */
+export type LinkCacheVersion = 1 | 2
+/** The header a redirector sends to /internal/resolve and /internal/unlock with the newest version it reads. */
+export const LINK_CACHE_VERSION_HEADER = 'x-link-cache-version'
 
 export interface CachedLink {
-  v: typeof LINK_CACHE_VERSION
+  v: LinkCacheVersion
   /** Link id (`link_…`), stored with every click. */
   id: string
   /** Destination URL. */
@@ -18,6 +27,8 @@ export interface CachedLink {
   pw?: 1
   /** Set when the owning account is on Pro (attribution parameters are appended). */
   pro?: 1
+  /** Rules and a running A/B test (version 2 only): where a visitor goes instead of `url`. */
+  r?: CachedRouting
 }
 
 /** Pub/sub channel on which the API announces a changed link; the message is the cache key. */
@@ -37,15 +48,23 @@ export function linkCacheKey(domain: string, alias: string): string {
 /** How long a cached link may live in Redis: bounded so a stale record heals even without invalidation. */
 export const LINK_CACHE_TTL_SECONDS = 24 * 3600
 
+/** The record as a reader of `version` sees it: version 1 drops the routing. */
+export function cachedLinkFor(link: CachedLink, version: number): CachedLink {
+  if (link.v === 1 || version >= 2) return link
+  const { r: _routing, ...plain } = link
+  return { ...plain, v: 1 }
+}
+
 export function encodeCachedLink(link: CachedLink): string {
   return JSON.stringify(link)
 }
 
-/** Parses a cached record; anything unreadable or of another version counts as a miss. */
+/** Parses a cached record; anything unreadable or of a version this code does not know counts as a miss. */
 export function decodeCachedLink(raw: string): CachedLink | null {
   try {
     const value = JSON.parse(raw) as CachedLink
-    if (value?.v !== LINK_CACHE_VERSION || typeof value.id !== 'string' || typeof value.url !== 'string') return null
+    if ((value?.v !== 1 && value?.v !== 2) || typeof value.id !== 'string' || typeof value.url !== 'string') return null
+    if (value.v === 1) delete value.r
     return value
   } catch {
     return null

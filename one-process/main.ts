@@ -17,6 +17,8 @@ import { keepServingThreadFirst } from '../core/threads'
 import { log } from '../src/lib/log'
 import { startApprovalRecovery } from '../src/modules/approvals/recovery'
 import { startUnusedClientSweep } from '../src/modules/oauth/unused-clients'
+import { startAbCompletion } from '../src/modules/links/routing-manage'
+import { createServices } from '../src/services'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
@@ -106,6 +108,9 @@ server = listening
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
+const stopAbCompletion = startAbCompletion(
+  createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }),
+)
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'}), listening on ${listenUrl(config.host, listening.port ?? config.port)}
   Dashboard:   ${config.publicApiUrl}/app
   API:         ${config.publicApiUrl}/api/v1
@@ -118,6 +123,7 @@ stopOnSignal(
     stopLowering()
     stopSweep()
     stopRecovery()
+    stopAbCompletion()
     listening.stop()
     await redirector.stop()
     await runtime.close()

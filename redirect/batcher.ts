@@ -9,7 +9,7 @@
 // batch is kept in memory (for its retries); the others wait in their files, read when their turn comes.
 // Nothing here drops a click; the log bounds the spool (click-log.ts).
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
-import { CLICK_COLUMNS, ClickEncoder, type ClickEvent } from '../core/clicks'
+import { CLICK_COLUMNS, ClickEncoder, DEFAULT_ROUTE, type ClickEvent } from '../core/clicks'
 import { SpoolShipper, type ShipperStats, type SpoolSink } from '../core/spool-shipper'
 import { ClickBytesEncoder, RowOutput } from './click-bytes'
 import { CLICK_WORDS, FLUSH_LABELS, frameRanges, LEGACY_SUFFIX, readSegment, WIRE_SUFFIX, type FlushLabel, type Segment } from './segment'
@@ -63,11 +63,11 @@ const LEGACY_COLUMNS = 9
 
 /**
  * Rows spooled by an older version have fewer columns than CLICK_COLUMNS: the missing trailing ones get
- * their table defaults (is_bot 0, the rest empty), so an upgrade never leaves a spool file it cannot write.
+ * their table defaults (is_bot 0, route default, the rest empty), so an upgrade never leaves a spool file it cannot write.
  */
 export function upgradeRows(chunks: string[], columns: number): string[] {
   if (columns >= CLICK_COLUMNS.length) return chunks
-  const pad = CLICK_COLUMNS.slice(columns).map((c) => (c === 'is_bot' ? '\t0' : '\t')).join('')
+  const pad = CLICK_COLUMNS.slice(columns).map((c) => (c === 'is_bot' ? '\t0' : c === 'route' ? `\t${DEFAULT_ROUTE}` : '\t')).join('')
   return chunks.map((chunk) => chunk.replaceAll('\n', `${pad}\n`))
 }
 

@@ -19,6 +19,10 @@ const events = [
   event({ clickId: 'c6', at: 1_700_000_000_124, userAgent: chrome, ip: '8.8.8.8', country: 'D\tE' }),
   // A byte-order mark leads a value: kept, as the event's string has it.
   event({ clickId: 'c7', userAgent: '\uFEFFbom-agent', referrer: '\uFEFF', ip: '10.1.2.3', country: 'us' }),
+  // Routed clicks: the route follows the destination; the default route is not written in the line.
+  event({ clickId: 'c8', route: 'rule:r1', url: 'https://d.example/?utm_source=x' }),
+  event({ clickId: 'c9', route: 'ab:b-2_X', ip: '8.8.8.8' }),
+  event({ clickId: 'c10', route: 'default' }),
 ]
 
 function encodeBytes(encoder: ClickBytesEncoder, lines: string): { text: string; rows: number } {
@@ -43,10 +47,31 @@ describe('click rows from bytes', () => {
     }
   })
 
-  test('a line without its ten fields is refused and nothing of its frame is kept', () => {
+  test('a routed line carries its route to the row; a line of the format before (no route) reads the default', () => {
+    const encoder = new ClickBytesEncoder(new ClickEncoder('secret', { geoByIp: false }))
+    const routedRow = encodeBytes(encoder, clickLine(event({ route: 'ab:a' }))).text
+    expect(routedRow.endsWith('\tab:a\n'), routedRow).toBe(true)
+    const plain = clickLine(event())
+    expect(plain.split('\t')).toHaveLength(10)
+    expect(encodeBytes(encoder, plain).text.endsWith('\tdefault\n')).toBe(true)
+  })
+
+  test('a line without its ten fields (or eleven, the last a route) is refused and nothing of its frame is kept', () => {
     const encoder = new ClickBytesEncoder(new ClickEncoder('secret', { geoByIp: false }))
     const good = clickLine(event())
-    for (const bad of [good.replace('\tabcd\t', '\tab\tcd\t'), good.replace('\tsho.rt', ''), good.slice(0, -1), good.replace('1700000000123', '17x')]) {
+    const routed = clickLine(event({ route: 'rule:r1' }))
+    const malformed = [
+      good.replace('\tabcd\t', '\tab\tcd\t'),
+      good.replace('\tsho.rt', ''),
+      good.slice(0, -1),
+      good.replace('1700000000123', '17x'),
+      routed.replace('rule:r1', 'rule:'),
+      routed.replace('rule:r1', 'rules:r1'),
+      routed.replace('rule:r1', 'rule:r 1'),
+      routed.replace('rule:r1', `rule:${'r'.repeat(33)}`),
+      routed.replace('\n', '\textra\n'),
+    ]
+    for (const bad of malformed) {
       const out = new RowOutput()
       const bytes = Buffer.from(good + bad)
       expect(() => encoder.encodeLines(bytes, 0, bytes.length, out)).toThrow('click segment')

@@ -8,10 +8,12 @@
 //
 // The rows are those ClickEncoder.encode gives the same clicks (click-bytes.test.ts holds them equal).
 import type { ClickEncoder } from '../core/clicks'
-import { LINE_FIELDS, tsvUnescape } from './segment'
+import { DEFAULT_ROUTE } from '../core/clicks'
+import { LINE_FIELDS, MAX_LINE_FIELDS, tsvUnescape } from './segment'
 
 const TAB = 9
 const NEWLINE = 10
+const DEFAULT_ROUTE_BYTES = new TextEncoder().encode(DEFAULT_ROUTE)
 /** Distinct values of each memo; a memo is emptied whole when it fills. */
 const MEMO_SIZE = 20_000
 
@@ -71,7 +73,7 @@ export class ClickBytesEncoder {
   /** By the bytes of `address<TAB>country` (adjacent in a line): `ip_hash<TAB>country`. */
   private readonly places = new ByteMemo<Uint8Array>()
   private readonly utms = new ByteMemo<Uint8Array>()
-  private readonly tabs = new Int32Array(LINE_FIELDS - 1)
+  private readonly tabs = new Int32Array(MAX_LINE_FIELDS - 1)
   private lastAt = -1
   private lastTimestamp: Uint8Array = new Uint8Array(0)
 
@@ -79,7 +81,8 @@ export class ClickBytesEncoder {
 
   /**
    * The rows of the lines in bytes[start, end), appended to `out`; returns how many. Throws, having
-   * appended nothing, when a line does not have its ten fields (a bug, since only the log writes them).
+   * appended nothing, when a line does not have its ten or eleven fields (a bug, since only the log
+   * writes them).
    */
   encodeLines(bytes: Uint8Array, start: number, end: number, out: RowOutput): number {
     const mark = out.at
@@ -88,20 +91,20 @@ export class ClickBytesEncoder {
     let at = start
     try {
       while (at < end) {
-        // One pass over the line for its nine tabs and its end: a JS loop, cheaper than a native search a field.
+        // One pass over the line for its nine (or ten) tabs and its end: a JS loop, cheaper than a native search a field.
         const line = at
         let found = 0
         let byte = bytes[at]!
         while (byte !== NEWLINE) {
           if (byte === TAB) {
-            if (found === LINE_FIELDS - 1) throw new Error('click segment: malformed line')
+            if (found === MAX_LINE_FIELDS - 1) throw new Error('click segment: malformed line')
             tabs[found++] = at
           }
           if (++at >= end) throw new Error('click segment: unterminated line')
           byte = bytes[at]!
         }
-        if (found !== LINE_FIELDS - 1) throw new Error('click segment: malformed line')
-        this.row(bytes, line, tabs, at, out)
+        if (found !== LINE_FIELDS - 1 && (found !== MAX_LINE_FIELDS - 1 || !isRoute(bytes, tabs[9]! + 1, at))) throw new Error('click segment: malformed line')
+        this.row(bytes, line, tabs, found, at, out)
         rows++
         at++
       }
@@ -112,7 +115,7 @@ export class ClickBytesEncoder {
     return rows
   }
 
-  private row(bytes: Uint8Array, line: number, tabs: Int32Array, newline: number, out: RowOutput): void {
+  private row(bytes: Uint8Array, line: number, tabs: Int32Array, found: number, newline: number, out: RowOutput): void {
     // click id … alias with their tabs, as the log holds them (escaped there already).
     const headEnd = tabs[3]! + 1
     const timestamp = this.timestamp(bytes, headEnd, tabs[4]!)
@@ -120,8 +123,14 @@ export class ClickBytesEncoder {
     const agent = this.agents.get(bytes, tabs[5]! + 1, tabs[6]!, this.newAgent)
     // [address, country] with the tab between them: one key.
     const place = this.places.get(bytes, tabs[6]! + 1, tabs[8]!, this.newPlace)
-    const utm = this.utms.get(bytes, tabs[8]! + 1, newline, this.newUtm)
-    const size = headEnd - line + timestamp.length + referrer.text.length + agent.text.length + place.length + agent.columns.length + referrer.host.length + utm.length + 7
+    // The route, when the line has one, follows the destination; ids need no escaping.
+    const routed = found === MAX_LINE_FIELDS - 1
+    const urlEnd = routed ? tabs[9]! : newline
+    const utm = this.utms.get(bytes, tabs[8]! + 1, urlEnd, this.newUtm)
+    const route = routed ? bytes : DEFAULT_ROUTE_BYTES
+    const routeStart = routed ? urlEnd + 1 : 0
+    const routeEnd = routed ? newline : DEFAULT_ROUTE_BYTES.length
+    const size = headEnd - line + timestamp.length + referrer.text.length + agent.text.length + place.length + agent.columns.length + referrer.host.length + utm.length + (routeEnd - routeStart) + 8
     const target = out.room(size)
     let at = copy(target, out.at, bytes, line, headEnd)
     at = copy(target, at, timestamp, 0, timestamp.length)
@@ -137,6 +146,8 @@ export class ClickBytesEncoder {
     at = copy(target, at, referrer.host, 0, referrer.host.length)
     target[at++] = TAB
     at = copy(target, at, utm, 0, utm.length)
+    target[at++] = TAB
+    at = copy(target, at, route, routeStart, routeEnd)
     target[at++] = NEWLINE
     out.at = at
   }
@@ -196,6 +207,20 @@ export class ByteMemo<V> {
     return value
   }
 }
+
+/** `rule:<id>` or `ab:<id>` (id: 1-32 of A-Z a-z 0-9 _ -), as the log writes a route. */
+function isRoute(bytes: Uint8Array, start: number, end: number): boolean {
+  const prefix = bytes[start] === 114 ? RULE : bytes[start] === 97 ? AB : null
+  if (prefix === null || end - start - prefix.length < 1 || end - start - prefix.length > 32) return false
+  for (let i = 0; i < prefix.length; i++) if (bytes[start + i] !== prefix[i]) return false
+  for (let i = start + prefix.length; i < end; i++) {
+    const b = bytes[i]!
+    if (!((b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b === 45 || b === 95)) return false
+  }
+  return true
+}
+const RULE = new TextEncoder().encode('rule:')
+const AB = new TextEncoder().encode('ab:')
 
 /** 32-bit FNV-1a of bytes[start, end). */
 export function byteHash(bytes: Uint8Array, start: number, end: number): number {

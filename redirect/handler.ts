@@ -5,6 +5,8 @@ import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from
 import { domainRootPage, expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
 import type { ClickEvent } from '../core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../core/client-ip'
+import { countryOfIp, loadIpCountries } from '../core/enrich-geo'
+import { compileRouting, pickRoute, visitorBucket, type CompiledRouting, type RoutePick } from '../core/routing'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
 import type { Unlock } from './internal-api'
 import { unlockWithForm } from './password'
@@ -39,6 +41,8 @@ export interface RedirectDeps {
   clickKeys?: readonly ClickSigningKey[]
   /** Where `/` of the default domain sends people (config.rootRedirectUrl, the dashboard); without it: 404. */
   rootRedirectUrl?: string
+  /** Key of the sticky A/B visitor hash (core/routing.ts bucketSeed of IP_HASH_SECRET); without it: 0. */
+  routingSeed?: bigint
 }
 
 /** The alias of a request path, or null when the path cannot be one. No URL object: this runs per request. */
@@ -120,9 +124,54 @@ function respond(link: CachedLink | null, visit: Visit): Response | Promise<Resp
   if (loopsBack(link.url, visit.deps)) return loopDetectedPage()
   if (link.pw) return passwordGuard(link, visit)
   if (visit.request.method === 'POST') return methodNotAllowedPage()
+  // A link without routing pays this one field check.
+  const pick = link.r === undefined ? null : routeOf(link, visit)
+  if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
   // HEAD redirects without a click, so without a mu_click too: a signed id for a click that never reaches
   // ClickHouse would let a conversion attach to a click the statistics do not have.
-  return visit.counted ? countedRedirect(link, visit) : redirectTo(link.url)
+  return visit.counted ? countedRedirect(link, visit, pick) : redirectTo(pick?.url ?? link.url)
+}
+
+/** Each record's routing compiled once (the L1 keeps decoded records; a new record is a new key). */
+const compiled = new WeakMap<CachedLink, CompiledRouting>()
+
+/** Where this visitor goes on a routed link: a rule's or a variant's destination, or null for the link's URL. */
+function routeOf(link: CachedLink, visit: Visit): RoutePick | null {
+  let routing = compiled.get(link)
+  if (routing === undefined) {
+    routing = compileRouting(link.r!)
+    compiled.set(link, routing)
+    // The IP-to-country table loads once, in the background, when a rule first asks for countries.
+    if (routing.usesCountry) void loadIpCountries()
+  }
+  const { request, deps } = visit
+  const headers = request.headers
+  let ip: string | undefined
+  const address = () => (ip ??= clientAddress(deps.clientIp ?? SOCKET_ADDRESS, request, visit.peer))
+  const userAgent = () => headers.get('user-agent') ?? ''
+  return pickRoute(
+    routing,
+    {
+      userAgent,
+      country: () => {
+        const header = deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : ''
+        return /^[A-Za-z]{2}$/.test(header) ? header : countryOfIp(address())
+      },
+      acceptLanguage: () => headers.get('accept-language') ?? '',
+      query: () => queryOf(request.url),
+      ip: address,
+    },
+    visit.now,
+    () => visitorBucket(deps.routingSeed ?? 0n, address(), userAgent()),
+  )
+}
+
+/** The query string of a request URL, without "?" and any fragment. */
+function queryOf(url: string): string {
+  const question = url.indexOf('?')
+  if (question < 0) return ''
+  const hash = url.indexOf('#', question)
+  return url.slice(question + 1, hash < 0 ? undefined : hash)
 }
 
 /**
@@ -154,7 +203,12 @@ function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Respo
   return unlockWithForm(visit.request, link.id, ip, visit.deps.unlock).then((unlocked) => {
     if (unlocked instanceof Response) return unlocked
     const now = visit.deps.now?.() ?? Date.now()
-    return closedPage(unlocked, now) ?? countedRedirect(unlocked, { ...visit, now, counted: true })
+    const closed = closedPage(unlocked, now)
+    if (closed) return closed
+    const unlockedVisit = { ...visit, now, counted: true }
+    const pick = unlocked.r === undefined ? null : routeOf(unlocked, unlockedVisit)
+    if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
+    return countedRedirect(unlocked, unlockedVisit, pick)
   }, unavailablePage)
 }
 
@@ -163,13 +217,14 @@ function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Respo
  * to the destination so a conversion can be joined to this click. Everyone else: the cheap process-unique
  * id, one flag check. Measured in-process: non-Pro about 1.2 µs a redirect; Pro adds about 2.5 µs.
  */
-function countedRedirect(link: CachedLink, visit: Visit): Response | Promise<Response> {
+function countedRedirect(link: CachedLink, visit: Visit, pick: RoutePick | null = null): Response | Promise<Response> {
   const { deps, request } = visit
+  const destination = pick?.url ?? link.url
   let clickId: string
-  let location = link.url
+  let location = destination
   if (link.pro && deps.clickKeys?.length && isClickableLinkId(link.id)) {
     clickId = newClickId(link.id, visit.now)
-    location = withAttribution(link.url, clickId, signClickId(clickId, deps.clickKeys))
+    location = withAttribution(destination, clickId, signClickId(clickId, deps.clickKeys))
   } else {
     clickId = `${clickPrefix}${(clickCounter++).toString(36)}`
   }
@@ -187,7 +242,8 @@ function countedRedirect(link: CachedLink, visit: Visit): Response | Promise<Res
     userAgent: headers.get('user-agent') ?? '',
     ip: clientAddress(deps.clientIp ?? SOCKET_ADDRESS, request, visit.peer),
     country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
-    url: link.url,
+    url: destination,
+    ...(pick !== null && { route: pick.route }),
   }, response)
   return answer ?? response
 }

@@ -2,7 +2,7 @@
 // verified custom domains, check a password. How a request reaches the API is the transport's business:
 // fetch with a time budget for the stand-alone redirector, the Elysia app's handle() in the embedded
 // process (no HTTP to itself). The answers are read the same way either way.
-import { decodeCachedLink, type CachedLink } from '../core/link-cache'
+import { decodeCachedLink, LINK_CACHE_VERSION, LINK_CACHE_VERSION_HEADER, type CachedLink } from '../core/link-cache'
 import { INTERNAL_SECRET_HEADER } from '../core/internal-secret'
 
 export type UnlockResult =
@@ -52,7 +52,8 @@ export interface InternalApiOptions {
 export function internalApi(transport: Transport, { apiUrl, secret, timeoutMs }: InternalApiOptions): InternalApi {
   /** GET without a body, POST with a JSON one. */
   const send = (path: string, budgetMs: number, json?: unknown) => {
-    const headers: Record<string, string> = { [INTERNAL_SECRET_HEADER]: secret }
+    // The newest cache record this redirector reads: the API then answers a routed link with its routing.
+    const headers: Record<string, string> = { [INTERNAL_SECRET_HEADER]: secret, [LINK_CACHE_VERSION_HEADER]: String(LINK_CACHE_VERSION) }
     if (json === undefined) return transport(new Request(`${apiUrl}${path}`, { headers }), budgetMs)
     headers['content-type'] = 'application/json'
     return transport(new Request(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(json) }), budgetMs)

@@ -5,7 +5,8 @@
 //   <payload length in bytes>\n<payload>\n
 // The payload is one line per click, ten tab-separated fields, those a client controls escaped as
 // ClickHouse's TabSeparated escapes them (so no value can break a line or a field): click id, link id, domain, alias, time (unix
-// ms), referrer, user agent, client address, country header, destination. The reader ships them without
+// ms), referrer, user agent, client address, country header, destination; and an eleventh, the route,
+// only when a routed link chose it (`rule:<id>`, `ab:<id>`: ids are [A-Za-z0-9_-]). The reader ships them without
 // decoding them into strings (click-bytes.ts). A frame cut short by a crash in the middle of its write
 // fails the length or terminator check and is ignored with anything after it: its clicks were never
 // acknowledged, since a 302 waits for the write to return.
@@ -13,7 +14,7 @@
 // Segments of the version before (`….log`: wire rows, click-wire.ts, frames counted in UTF-16 code
 // units) and before that (`….json` batches) are still read and shipped after an upgrade.
 import { readFileSync } from 'node:fs'
-import { tsvField, type ClickEvent } from '../core/clicks'
+import { DEFAULT_ROUTE, tsvField, type ClickEvent } from '../core/clicks'
 import * as files from '../core/spool-files'
 import type { Segment as SpoolSegment, SpoolKind } from '../core/spool-files'
 import type { SpoolWords } from '../core/spool-words'
@@ -33,6 +34,9 @@ export const CLICK_SPOOL: SpoolKind = { suffix: '.clk', tokenPrefix: 'clk-', leg
 
 /** Fields of a line: click id, link id, domain, alias, time, referrer, user agent, address, country, destination. */
 export const LINE_FIELDS = 10
+/** …and the route of a routed click, when it is not the default. */
+export const MAX_LINE_FIELDS = 11
+const ROUTE = /^(rule|ab):[A-Za-z0-9_-]{1,32}$/
 
 /** How the log and the batcher speak of clicks to the operator. */
 export const CLICK_WORDS: SpoolWords = {
@@ -53,7 +57,8 @@ export function frame(payload: string): string {
  * before a click exists and hold no character TabSeparated escapes; the time is a number.
  */
 export function clickLine(e: ClickEvent): string {
-  return `${e.clickId}\t${e.linkId}\t${e.domain}\t${e.alias}\t${e.at}\t${tsvField(e.referrer)}\t${tsvField(e.userAgent)}\t${tsvField(e.ip)}\t${tsvField(e.country)}\t${tsvField(e.url)}\n`
+  const route = e.route === undefined || e.route === DEFAULT_ROUTE ? '' : `\t${e.route}`
+  return `${e.clickId}\t${e.linkId}\t${e.domain}\t${e.alias}\t${e.at}\t${tsvField(e.referrer)}\t${tsvField(e.userAgent)}\t${tsvField(e.ip)}\t${tsvField(e.country)}\t${tsvField(e.url)}${route}\n`
 }
 
 /** Where frames are encoded: reused, since the log writes each frame synchronously before the next. */
@@ -107,12 +112,12 @@ export function tsvUnescape(field: string): string {
   return field.includes('\\') ? field.replace(/\\(.)/g, (_, c: string) => UNESCAPES[c] ?? c) : field
 }
 
-/** The clicks of one line (without its newline); throws when it does not have its ten fields. */
+/** The click of one line (without its newline); throws when it does not have its ten or eleven fields. */
 export function parseLine(line: string): ClickEvent {
   const f = line.split('\t')
-  if (f.length !== LINE_FIELDS || !/^\d+$/.test(f[4]!)) throw new Error('click segment: malformed line')
-  const [clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url] = f.map(tsvUnescape) as [string, string, string, string, string, string, string, string, string, string]
-  return { clickId, linkId, domain, alias, at: Number(at), referrer, userAgent, ip, country, url }
+  if ((f.length !== LINE_FIELDS && !(f.length === MAX_LINE_FIELDS && ROUTE.test(f[10]!))) || !/^\d+$/.test(f[4]!)) throw new Error('click segment: malformed line')
+  const [clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url, route] = f.map(tsvUnescape) as [string, string, string, string, string, string, string, string, string, string, string | undefined]
+  return { clickId, linkId, domain, alias, at: Number(at), referrer, userAgent, ip, country, url, ...(route !== undefined && { route }) }
 }
 
 /**

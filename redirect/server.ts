@@ -1,5 +1,6 @@
 // Assembles the redirector from its parts. Used by redirect/main.ts (its own process) and by
 // one-process/main.ts (the embedded default, one process with the API).
+import { bucketSeed } from '../core/routing'
 import type { Config } from '../core/config'
 import type { Peer } from '../core/client-ip'
 import { linkCacheKey } from '../core/link-cache'
@@ -64,6 +65,7 @@ export async function createRedirector(
     domains,
     clickKeys: config.clickSigningKeys,
     rootRedirectUrl: config.rootRedirectUrl,
+    routingSeed: bucketSeed(config.ipHashSecret),
   }
   return {
     resolver,

@@ -7,6 +7,8 @@ import { stopOnSignal } from '../core/shutdown'
 import { log } from './lib/log'
 import { startApprovalRecovery } from './modules/approvals/recovery'
 import { startUnusedClientSweep } from './modules/oauth/unused-clients'
+import { startAbCompletion } from './modules/links/routing-manage'
+import { createServices } from './services'
 
 const config = configOrExit()
 // Every line of the production shape is the process log's (JSON); a failed start still prints one plain line.
@@ -14,11 +16,13 @@ const runtime = await openRuntimeOrExit(config, 'stop it, or give this one anoth
 const app = createApi({ config, db: runtime.database.db, readDb: runtime.database.readDb, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse, audit: runtime.audit }).listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 ** 3 })
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
+const stopAbCompletion = startAbCompletion(createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }))
 log.info(`api listening on ${listenUrl(config.host, config.port)}, serving ${config.publicApiUrl} (swagger: ${config.publicApiUrl}/swagger)`)
 
 stopOnSignal('api', async () => {
   stopSweep()
   stopRecovery()
+  stopAbCompletion()
   await app.stop()
   await runtime.close()
 }, { log: (line) => log.info(line), timeoutMs: config.shutdownTimeoutMs })

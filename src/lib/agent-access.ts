@@ -30,6 +30,7 @@ export const OPERATIONS = {
   'links.create': 'create a link',
   'links.update': 'change a link',
   'links.delete': 'delete a link',
+  'links.routing': 'change where a link sends its visitors (routing rules and A/B tests)',
   'tags.create': 'create a tag',
   'tags.delete': 'delete a tag',
   'tags.assign': 'assign or remove a tag',

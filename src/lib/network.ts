@@ -1,7 +1,7 @@
 // The network a client address belongs to, for limits that one person cannot dodge by changing address
 // inside the block their provider gives them: an IPv4 /24 and an IPv6 /56 by default (a home or office
 // line gets one IPv4 address or a /56 to /64 of IPv6; a /24 is the smallest block routed on its own).
-import { ipv4, ipv6 } from './hosts'
+import { ipv4, ipv6 } from '../../core/ip'
 
 export interface NetworkPrefixes {
   v4: number

@@ -14,13 +14,13 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never
 const samePlans: Same<Plan, LimitedPlan> = true
 void samePlans
 
-/** What a plan is, not how much of it: not configurable (Pro is the plan with statistics and attribution). */
-export const PLAN_FEATURES: Record<Plan, { stats: boolean; attribution: boolean }> = {
-  free: { stats: false, attribution: false },
-  pro: { stats: true, attribution: true },
+/** What a plan is, not how much of it: not configurable (Pro is the plan with statistics, attribution and routing). */
+export const PLAN_FEATURES: Record<Plan, { stats: boolean; attribution: boolean; routing: boolean }> = {
+  free: { stats: false, attribution: false, routing: false },
+  pro: { stats: true, attribution: true, routing: true },
 }
 
-/** Spec sections 1 and 8: links expire after 30 days by default, on every plan. */
+/** Links expire after 30 days by default, on every plan. */
 export const DEFAULT_LINK_TTL_DAYS = 30
 export const DEFAULT_LINK_TTL_MS = DEFAULT_LINK_TTL_DAYS * 24 * 3600 * 1000
 
@@ -53,5 +53,6 @@ export function proBenefits(limits: Limits): string[] {
     `${pro.customDomains} custom domains`,
     ...(PLAN_FEATURES.pro.stats ? ['link statistics'] : []),
     ...(PLAN_FEATURES.pro.attribution ? ['conversion attribution'] : []),
+    ...(PLAN_FEATURES.pro.routing ? ['routing by device, country and language, and A/B tests'] : []),
   ]
 }

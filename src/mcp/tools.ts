@@ -5,7 +5,7 @@
 import { t, type TSchema } from 'elysia'
 import type { Scope } from '../lib/agent-access'
 import { ApprovalParams } from '../modules/approvals/model'
-import { Alias, Domain, LinkListQuery, MAX_OFFSET, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
+import { Alias, Domain, LinkListQuery, MAX_OFFSET, RoutingInput, ShortenRequest, UpdateLinkRequest } from '../modules/links/model'
 import { StatsQuery } from '../modules/stats/model'
 import { DEFAULT_LIMITS } from '../lib/plans'
 import { CreateTagRequest, MAX_TAG_ID } from '../modules/tags/model'
@@ -18,7 +18,7 @@ export type Args = Record<string, unknown>
 export type Json = Record<string, any>
 
 export interface RestCall {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** Path with its segments already encoded. */
   path: string
   /** Query parameters; undefined ones are left out. */
@@ -84,7 +84,7 @@ const SPECS: ToolSpec[] = [
       'Shortens url (POST /api/v1/shorten). Optional: alias (4-64 characters on the default domain), domain (a verified custom domain of the account), password, expiration, activated_at. Counts against the monthly link quota.',
     scope: 'links:write',
     annotations: CREATE,
-    input: args({ ...ShortenRequest.properties, dry_run: DryRun }),
+    input: args({ ...ShortenRequest.properties, routing: t.Optional(RoutingInput), dry_run: DryRun }),
     rest: (a) => ({ method: 'POST', path: '/api/v1/shorten', query: dryRun(a), body: pick(a, fieldsOf(ShortenRequest)) }),
     summary: (body) => `Created ${linkLine(body.data)}${dry(body)}`,
   },
@@ -146,6 +146,28 @@ const SPECS: ToolSpec[] = [
     input: args({ alias: Alias, domain: LinkDomain, dry_run: DryRun }),
     rest: (a) => ({ method: 'DELETE', path: `/api/v1/links/${seg(a.alias)}`, query: { ...pick(a, ['domain']), ...dryRun(a) } }),
     summary: (body) => `${str(body.message)}${dry(body)}`,
+  },
+  {
+    name: 'get_link_routing',
+    title: "A link's routing",
+    description:
+      'The routing rules (tried in order: device, country, language, query, ip, after/before) and the A/B test of a link (GET /api/v1/links/{alias}/routing); rules [] and ab null when it has none. Pro only: a Free account gets PRO_REQUIRED.',
+    scope: 'links:read',
+    annotations: READ,
+    input: args({ alias: Alias, domain: LinkDomain }),
+    rest: (a) => ({ method: 'GET', path: `/api/v1/links/${seg(a.alias)}/routing`, query: pick(a, ['domain']) }),
+    summary: (body, a) => `${str(a.alias)}: ${body.data?.rules?.length ?? 0} rules, ${body.data?.ab ? `an A/B test (${str(body.data.ab.status)})` : 'no A/B test'}`,
+  },
+  {
+    name: 'set_link_routing',
+    title: "Replace a link's routing",
+    description:
+      'Replaces the whole routing of a link (PUT /api/v1/links/{alias}/routing): rules (at most 20; the first whose conditions all match gives the destination) and an A/B test (2-4 variants, weights summing to 100, ends_at with winner_by to let the best variant become the link\'s URL). Send both to keep both; an empty object removes the routing. Pro only.',
+    scope: 'links:write',
+    annotations: CHANGE,
+    input: args({ alias: Alias, domain: LinkDomain, ...RoutingInput.properties, dry_run: DryRun }),
+    rest: (a) => ({ method: 'PUT', path: `/api/v1/links/${seg(a.alias)}/routing`, query: { ...pick(a, ['domain']), ...dryRun(a) }, body: pick(a, fieldsOf(RoutingInput)) }),
+    summary: (body, a) => `${str(a.alias)} now routes by ${body.data?.rules?.length ?? 0} rules${body.data?.ab ? ' and an A/B test' : ''}${dry(body)}`,
   },
   {
     name: 'link_stats',

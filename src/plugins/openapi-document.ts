@@ -8,6 +8,8 @@
 //   x-operation: 'links.delete'     (plugins/auth.ts)        → the 202 an Agent's held call answers
 //   x-idempotent: true              (plugins/idempotency.ts) → the Idempotency-Key header and its errors
 //   x-error-codes on an error schema (errorResponses)        → one example per code at that status
+//   x-documented-as: 'Model' on a schema (DOCUMENTED_AS)     → a $ref to that model: a body the service checks
+//                                                               itself, documented by a schema it does not validate with
 // Every path parameter can be refused with 400 VALIDATION_FAILED: plugins/body.ts refuses a control
 // character in any of them before the route runs. A page that answers an error status with HTML keeps
 // its page there beside the ErrorResponse a plugin answers at the same status.
@@ -249,6 +251,22 @@ function normalizeOperation(operation: Json, schemas: Json): void {
   operation.responses = Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
 }
 
+/** The vendor keyword of a schema the document shows as a model it is not validated with. */
+export const DOCUMENTED_AS = 'x-documented-as'
+
+/** `{x-documented-as: 'M'}` becomes `{$ref: M}` (its description kept). Walks the whole tree. */
+function documentedAsRefs(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(documentedAsRefs)
+  if (!isObject(node)) return
+  const model = node[DOCUMENTED_AS]
+  if (typeof model === 'string') {
+    for (const key of Object.keys(node)) if (key !== 'description') delete node[key]
+    node.$ref = `#/components/schemas/${model}`
+    return
+  }
+  for (const value of Object.values(node)) documentedAsRefs(value)
+}
+
 /** `{type: number, multipleOf: 1}` (errors.ts Int) is an integer; say so. Walks the whole schema tree. */
 function integersAsInteger(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(integersAsInteger)
@@ -291,6 +309,8 @@ export function normalizeDocument(document: Json, options: DocumentOptions = {})
   // "#/components/schemas/X" as $id is a fragment, which JSON Schema 2020-12 forbids in $id.
   for (const schema of Object.values(schemas)) if (isObject(schema)) delete schema.$id
   integersAsInteger(schemas)
+  documentedAsRefs(schemas)
+  documentedAsRefs(doc.paths)
   const used = new Set<string>()
   for (const item of Object.values(isObject(doc.paths) ? doc.paths : {})) {
     if (!isObject(item)) continue

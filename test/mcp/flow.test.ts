@@ -58,7 +58,7 @@ describe('an MCP host connects through OAuth and manages links', () => {
 
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['account_status', 'check_alias', 'create_link', 'create_tag', 'delete_link', 'delete_tag', 'get_approval', 'get_link', 'link_stats', 'list_links', 'list_tags', 'tag_link', 'untag_link', 'update_link'],
+      ['account_status', 'check_alias', 'create_link', 'create_tag', 'delete_link', 'delete_tag', 'get_approval', 'get_link', 'get_link_routing', 'link_stats', 'list_links', 'list_tags', 'set_link_routing', 'tag_link', 'untag_link', 'update_link'],
     )
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
     expect(byName.get_link!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
@@ -109,7 +109,7 @@ describe('an MCP host connects through OAuth and manages links', () => {
     const { client } = await connectWithConsent(stack, human, { era: 'auto' })
     expect(client.getProtocolEra()).toBe('modern')
     const { tools } = await client.listTools()
-    expect(tools.length).toBe(14)
+    expect(tools.length).toBe(16)
     const status = await callTool(client, 'account_status', {})
     expect(status.isError, show(status)).toBeFalsy()
     expect(status.structuredContent?.data?.account_type).toBe('free')

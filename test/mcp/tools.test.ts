@@ -21,8 +21,8 @@ beforeAll(async () => {
   db = api.deps.db
 })
 
-async function connected(): Promise<{ client: Client; human: TestAccount }> {
-  const human = await newAccount(db)
+async function connected(plan: 'free' | 'pro' = 'free'): Promise<{ client: Client; human: TestAccount }> {
+  const human = await newAccount(db, plan)
   const { token } = await agentToken(app, human, ALL_SCOPES, NO_APPROVALS)
   return { client: await inProcessClient(app, token), human }
 }
@@ -68,8 +68,8 @@ describe('tools/list', () => {
       expect([typeof hints.readOnlyHint, typeof hints.destructiveHint, typeof hints.idempotentHint], tool.name).toEqual(['boolean', 'boolean', 'boolean'])
       if (hints.readOnlyHint) expect(hints.destructiveHint, tool.name).toBe(false)
     }
-    expect(tools.filter((tool) => tool.annotations!.destructiveHint).map((tool) => tool.name).sort()).toEqual(['delete_link', 'delete_tag', 'untag_link', 'update_link'])
-    expect(tools.filter((tool) => tool.annotations!.readOnlyHint).map((tool) => tool.name).sort()).toEqual(['account_status', 'check_alias', 'get_approval', 'get_link', 'link_stats', 'list_links', 'list_tags'])
+    expect(tools.filter((tool) => tool.annotations!.destructiveHint).map((tool) => tool.name).sort()).toEqual(['delete_link', 'delete_tag', 'set_link_routing', 'untag_link', 'update_link'])
+    expect(tools.filter((tool) => tool.annotations!.readOnlyHint).map((tool) => tool.name).sort()).toEqual(['account_status', 'check_alias', 'get_approval', 'get_link', 'get_link_routing', 'link_stats', 'list_links', 'list_tags'])
     await client.close()
   })
 })
@@ -216,5 +216,29 @@ describe('tags, statistics and the plan', () => {
     expect(status.data).toMatchObject({ account_type: 'free', plan: { name: 'free' } })
     expect(status.data.usage.links_this_month).toBe(1)
     await client.close()
+  })
+})
+
+describe('routing', () => {
+  test('set_link_routing and get_link_routing do what the REST routes do; dry_run writes nothing; Free is PRO_REQUIRED', async () => {
+    const { client, human } = await connected('pro')
+    const alias = newAlias()
+    ok(await callTool(client, 'create_link', { url: 'https://example.com/r', alias, routing: { rules: [{ url: 'https://apps.example/ios', when: { device: ['ios'] } }] } }), 'create with routing')
+    expect(ok(await callTool(client, 'get_link_routing', { alias }), 'get').data.rules).toEqual([{ id: 'r1', url: 'https://apps.example/ios', when: { device: ['ios'] } }])
+    const preview = ok(await callTool(client, 'set_link_routing', { alias, rules: [], dry_run: true }), 'preview')
+    expect(preview.meta.dry_run).toBe(true)
+    expect((await call(app, 'GET', `/api/v1/links/${alias}/routing`, { token: human.key })).body.data.rules).toHaveLength(1)
+    const ab = { variants: [{ url: 'https://example.com/a', weight: 70 }, { url: 'https://example.com/b', weight: 30 }] }
+    ok(await callTool(client, 'set_link_routing', { alias, ab }), 'set')
+    const rest = await call(app, 'GET', `/api/v1/links/${alias}/routing`, { token: human.key })
+    expect(rest.body.data, show(rest)).toMatchObject({ rules: [], ab: { status: 'running', variants: [{ id: 'a', weight: 70 }, { id: 'b', weight: 30 }] } })
+    refused(await callTool(client, 'set_link_routing', { alias, ab: { variants: [{ url: 'https://example.com/a', weight: 70 }, { url: 'https://example.com/b', weight: 70 }] } }), 'VALIDATION_FAILED', 'weights')
+
+    const free = await connected('free')
+    const freeAlias = newAlias()
+    ok(await callTool(free.client, 'create_link', { url: 'https://example.com/f', alias: freeAlias }), 'free create')
+    refused(await callTool(free.client, 'set_link_routing', { alias: freeAlias, rules: [] }), 'PRO_REQUIRED', 'free set')
+    await client.close()
+    await free.client.close()
   })
 })

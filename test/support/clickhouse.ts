@@ -26,7 +26,7 @@ export async function countClicks(client: ClickHouseClient, linkId: string): Pro
 }
 
 /** A click for the statistics tests: when it happened, and the enriched columns they group by. */
-export type TestClick = { at: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number }
+export type TestClick = { at: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number; route?: string; click_id?: string }
 
 /**
  * Inserts clicks as redirect/clickhouse-sink.ts writes a batch: with a dedup token and the setting that
@@ -39,7 +39,7 @@ export async function insertTestClicks(client: ClickHouseClient, linkId: string,
     format: 'JSONEachRow',
     clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
     values: clicks.map((c, i) => ({
-      click_id: `${linkId}_${i}`,
+      click_id: c.click_id ?? `${linkId}_${i}`,
       link_id: linkId,
       domain: 'sho.rt',
       alias: 'a',
@@ -50,6 +50,7 @@ export async function insertTestClicks(client: ClickHouseClient, linkId: string,
       browser: c.browser ?? 'Chrome',
       os: c.os ?? 'Windows',
       is_bot: c.is_bot ?? 0,
+      ...(c.route !== undefined && { route: c.route }),
     })),
   })
 }

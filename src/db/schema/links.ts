@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { date, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
 import { guestSessions } from './guests'
 
@@ -17,15 +17,53 @@ export const links = pgTable(
     passwordHash: text('password_hash'),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
     activatedAt: timestamp('activated_at', { withTimezone: true, mode: 'date' }),
+    /** Rules and an A/B test (src/modules/links/routing.ts); null: every visitor gets `url`. */
+    routing: jsonb('routing').$type<LinkRouting>(),
+    /** When a running A/B test ends; null otherwise. What the completion sweep looks for. */
+    abEndsAt: timestamp('ab_ends_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('links_domain_alias_key').on(t.domain, t.alias),
+    index('links_ab_ends_idx').on(t.abEndsAt).where(sql`${t.abEndsAt} is not null`),
     index('links_guest_idx').on(t.guestId).where(sql`${t.guestId} is not null`),
     index('links_account_idx').on(t.accountId, t.createdAt, t.id).where(sql`${t.accountId} is not null`),
   ],
 )
+
+/** A routing rule as stored and answered: the conditions as the API takes them. */
+export interface StoredRule {
+  id: string
+  url: string
+  when: {
+    device?: string[]
+    country?: string[]
+    language?: string[]
+    query?: Record<string, string | null>
+    ip?: string[]
+    after?: string
+    before?: string
+  }
+}
+
+/** An A/B test as stored and answered. */
+export interface StoredAb {
+  variants: { id: string; url: string; weight: number }[]
+  sticky: boolean
+  ends_at: string | null
+  winner_by: 'leads' | 'sales' | 'conversions' | null
+  status: 'running' | 'completed'
+  winner: string | null
+  completed_at: string | null
+  /** When the test began: its clicks are the link's clicks of its variants since then. */
+  started_at: string
+}
+
+export interface LinkRouting {
+  rules: StoredRule[]
+  ab: StoredAb | null
+}
 
 /** A row of `links` as drizzle reads it. */
 export type LinkRow = typeof links.$inferSelect

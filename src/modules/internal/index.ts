@@ -3,11 +3,17 @@
 // - GET /internal/resolve: a link's cache record on a cache miss.
 // - POST /internal/unlock: checks the password a visitor typed into a protected link's form.
 import { Elysia } from 'elysia'
+import { cachedLinkFor, LINK_CACHE_VERSION_HEADER } from '../../../core/link-cache'
 import { errorResponses, errors } from '../../plugins/errors'
 import { internalSecretGuard } from '../../plugins/internal-secret'
 import type { Services } from '../../services'
 import { internalModels } from './model'
 import { resolveLink, unlockLink } from './service'
+
+/** The newest cache record version the asking redirector reads: 1 when it does not say (the release before routing). */
+function readerVersion(request: Request): number {
+  return Number(request.headers.get(LINK_CACHE_VERSION_HEADER) ?? 1) || 1
+}
 
 export function internalModule(services: Services) {
   const requireSecret = internalSecretGuard(services.config)
@@ -16,9 +22,9 @@ export function internalModule(services: Services) {
     .model(internalModels)
     .get(
       '/internal/resolve',
-      async ({ query, set }) => {
+      async ({ query, set, request }) => {
         set.headers['cache-control'] = 'no-store'
-        return resolveLink(services, query.domain, query.alias)
+        return cachedLinkFor(await resolveLink(services, query.domain, query.alias), readerVersion(request))
       },
       {
         transform: requireSecret,
@@ -29,9 +35,9 @@ export function internalModule(services: Services) {
     )
     .post(
       '/internal/unlock',
-      async ({ body, set }) => {
+      async ({ body, set, request }) => {
         set.headers['cache-control'] = 'no-store'
-        return unlockLink(services, body)
+        return cachedLinkFor(await unlockLink(services, body), readerVersion(request))
       },
       {
         transform: requireSecret,

@@ -10,13 +10,14 @@ export const ResolveQuery = t.Object({
 /** The CachedLink of core/link-cache.ts, as JSON. */
 export const CachedLinkResponse = t.Object(
   {
-    v: t.Literal(1),
+    v: t.Union([t.Literal(1), t.Literal(2)], { description: '2 with routing (r), for a redirector that reads it (x-link-cache-version: 2)' }),
     id: t.String(),
     url: t.String(),
     exp: t.Optional(Int({ description: 'expiry, unix ms' })),
     act: t.Optional(Int({ description: 'activation, unix ms' })),
     pw: t.Optional(t.Literal(1)),
     pro: t.Optional(t.Literal(1)),
+    r: t.Optional(t.Object({}, { additionalProperties: true, description: 'rules and a running A/B test (core/routing.ts CachedRouting)' })),
   },
   { examples: [{ v: 1, id: 'link_3q2-7wEJ9c1yJ8rF0a3x4g', url: 'https://example.com/', exp: 1767225600000 }] },
 )

@@ -13,29 +13,33 @@ import {
   encodeCachedLink,
   INVALIDATION_CHANNEL,
   LINK_CACHE_TTL_SECONDS,
-  LINK_CACHE_VERSION,
   linkCacheKey,
   type CachedLink,
 } from '../../../core/link-cache'
 import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { PLAN_FEATURES } from '../../lib/plans'
+import { cachedRouting } from './routing'
 
-type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'>
+type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'> & Partial<Pick<LinkRow, 'routing'>>
 
 /**
  * Only what a redirect needs; flags only when set; never the password hash. `pro` when the owning
- * account's plan has attribution (the redirector then appends the attribution parameters).
+ * account's plan has attribution (the redirector then appends the attribution parameters). A link with
+ * routing is version 2 with its `r`; every other link stays version 1, which a redirector of the
+ * release before routing still reads.
  */
 export function toCachedLink(row: CacheFields, pro = false): CachedLink {
+  const routing = cachedRouting(row.routing)
   return {
-    v: LINK_CACHE_VERSION,
+    v: routing ? 2 : 1,
     id: row.id,
     url: row.url,
     ...(row.expiresAt && { exp: row.expiresAt.getTime() }),
     ...(row.activatedAt && { act: row.activatedAt.getTime() }),
     ...(row.passwordHash && { pw: 1 as const }),
     ...(pro && { pro: 1 as const }),
+    ...(routing && { r: routing }),
   }
 }
 

@@ -1,8 +1,9 @@
 // Creating links with an API key: every field of the shorten request applies. Checks that need no
 // database come first (url, dates), then the domain, then the password hash (slow on purpose, so it
 // runs outside any transaction); the quota and the insert share one short transaction.
+import { abEndsAt, checkRouting, requireRoutingPlan } from './routing'
 import { and, eq, inArray } from 'drizzle-orm'
-import { domains, links, type LinkRow } from '../../db/schema'
+import { domains, links, type LinkRouting, type LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
@@ -99,6 +100,8 @@ export interface NewLink {
   activatedAt: Date | null
   /** The moment of the request: the default expiry counts from it, and the link is created at it. */
   createdAt: Date
+  /** Rules and an A/B test (Pro), checked; null when none was sent. */
+  routing: LinkRouting | null
 }
 
 /**
@@ -115,7 +118,12 @@ export async function prepareLink(services: Services, account: AccountPrincipal,
   const domain = await resolveDomain(services, account.id, input.domain, `${prefix}.domain`)
   if (input.alias !== undefined) checkAlias(input.alias, domain, `${prefix}.alias`)
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
-  return { url, domain, alias: input.alias, passwordHash, expiresAt, activatedAt, createdAt: new Date(now) }
+  let routing: LinkRouting | null = null
+  if (input.routing !== undefined) {
+    requireRoutingPlan(services, account.plan)
+    routing = await checkRouting(services, input.routing, `${prefix}.routing`)
+  }
+  return { url, domain, alias: input.alias, passwordHash, expiresAt, activatedAt, createdAt: new Date(now), routing }
 }
 
 /** Thrown inside a transaction to roll it back with the result it would have committed. */
@@ -139,6 +147,8 @@ function rowValues(account: AccountPrincipal, link: NewLink) {
     passwordHash: link.passwordHash,
     expiresAt: link.expiresAt,
     activatedAt: link.activatedAt,
+    routing: link.routing,
+    abEndsAt: abEndsAt(link.routing),
     createdAt: link.createdAt,
     updatedAt: link.createdAt,
   }

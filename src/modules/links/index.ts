@@ -16,6 +16,8 @@ import { accountMeta, currentAccountMeta } from '../account/meta'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS } from '../../lib/plans'
 import { ALIAS_CHECK_RATE, aliasExists, shortenAsGuest, toLinkRecord } from './service'
 import { clickNotices, clickTotals, withClicks } from './clicks'
+import { completeIfDue } from './routing-manage'
+import { routingRoutes } from './routing-routes'
 import { checkQrSize, noneMatch, QR_DEFAULT_SIZE, QR_MAX_AGE_SECONDS, QR_MAX_SIZE, QR_MIN_SIZE, QR_PNG_MAX_SIZE, qrEtag, qrHeaders, QrQuery } from './qr'
 import { processQrImages, type QrImages } from './qr-cache'
 import { QR_CONTENT_TYPES } from './qr-draw'
@@ -31,6 +33,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
     .use(auth.plugin)
     .use(idempotencyPlugin(services))
     .model(linkModels)
+    .use(routingRoutes(services, auth))
     .post(
       '/api/v1/shorten',
       async ({ body, principal, query }) => {
@@ -134,7 +137,8 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
     .get(
       '/api/v1/links/:alias',
       async ({ params, query, account }) => {
-        const row = await readOwnLink(services, account, params.alias, query.domain)
+        // An A/B test whose time has come is ended first: its winner is the URL this answer shows.
+        const row = await completeIfDue(services, await readOwnLink(services, account, params.alias, query.domain))
         const data = withClicks(toLinkRecord(row, services), row.id, await clickTotals(services, [row.id]))
         return { success: true, data, meta: await currentAccountMeta(services, account, { notices: clickNotices([data]) }) }
       },

@@ -1,6 +1,8 @@
 import { getSchemaValidator, t } from 'elysia'
 import { ALIAS_PATTERN } from '../../../core/link-cache'
+import { DEVICES } from '../../../core/routing'
 import { FreeForm, Int, Meta } from '../../plugins/errors'
+import { DOCUMENTED_AS } from '../../plugins/openapi-document'
 import { DEFAULT_LIMITS, DEFAULT_LINK_TTL_DAYS, freePlanHint } from '../../lib/plans'
 
 /** Longest destination accepted; the de-facto browser-safe URL length. */
@@ -31,6 +33,119 @@ const Password = t.String({
 const Expiration = t.String({ format: 'date-time', description: `In the future. Default: ${DEFAULT_LINK_TTL_DAYS} days after creation; the link answers 410 after it` })
 const ActivatedAt = t.String({ format: 'date-time', description: 'The link answers 404 until then; before expiration' })
 
+// Routing (docs/routing.md): ordered rules whose conditions must all match, and an A/B test. These
+// schemas document it; routing.ts checks what a client sends (every field and value), so that a
+// refusal names the rule or variant and the field, and an unknown field is refused, not dropped.
+export const MAX_RULES = 20
+export const MAX_CONDITION_VALUES = 50
+export const ROUTE_ID_PATTERN = '^[A-Za-z0-9_-]{1,32}$'
+export const WINNER_BY = ['leads', 'sales', 'conversions'] as const
+const RouteId = t.String({ pattern: ROUTE_ID_PATTERN, description: '1-32 of A-Z a-z 0-9 _ -, unique in the link; assigned when absent (r1, r2, … for rules; a, b, … for variants)' })
+const values = (item: Parameters<typeof t.Array>[0], description: string) => t.Optional(t.Array(item, { minItems: 1, maxItems: MAX_CONDITION_VALUES, description }))
+
+export const RoutingConditions = t.Object(
+  {
+    device: values(t.String({ enum: [...DEVICES] }), `Any of ${DEVICES.join(', ')} (mobile: any phone or tablet), from the User-Agent`),
+    country: values(t.String({ pattern: '^[A-Z]{2}$' }), 'ISO 3166-1 alpha-2 codes (upper case) of the client address'),
+    language: values(t.String({ pattern: '^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$' }), 'Language tags: "en" matches any en-* in Accept-Language with q > 0, "pt-BR" only pt-BR (case-insensitive)'),
+    query: t.Optional(
+      t.Record(t.String({ minLength: 1, maxLength: 128 }), t.Union([t.String({ maxLength: 512 }), t.Null()]), {
+        description: `The short URL's query has name equal to value (null: present with any value); 1-${MAX_CONDITION_VALUES} names, all must match`,
+      }),
+    ),
+    ip: values(t.String({ maxLength: 50 }), 'IPv4 or IPv6 CIDR blocks holding the client address (a bare address is one address)'),
+    after: t.Optional(t.String({ format: 'date-time', description: 'RFC 3339: the click is at or after it' })),
+    before: t.Optional(t.String({ format: 'date-time', description: 'RFC 3339: the click is before it; later than after' })),
+  },
+  { additionalProperties: false, description: 'At least one condition; all present must match, a list matches when any of its values does' },
+)
+
+export const RoutingRule = t.Object(
+  { id: t.Optional(RouteId), url: Url, when: RoutingConditions },
+  { additionalProperties: false },
+)
+
+const Variant = t.Object({ id: t.Optional(RouteId), url: Url, weight: t.Integer({ minimum: 1, maximum: 100, description: 'Integer 1-100; the weights sum to 100' }) }, { additionalProperties: false })
+
+export const AbTestInput = t.Object(
+  {
+    variants: t.Array(Variant, { minItems: 2, maxItems: 4, description: '2-4 variants; the link\'s own URL is not one' }),
+    sticky: t.Optional(t.Boolean({ description: 'Default true: the same visitor gets the same variant while the weights stay' })),
+    ends_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'In the future, within a year; needs winner_by' })),
+    winner_by: t.Optional(t.Union([...WINNER_BY.map((w) => t.Literal(w)), t.Null()], { description: 'leads (signup + lead), sales (purchase + sale) or conversions (every type but refund), counted over the test\'s clicks' })),
+    // Read-only: sent back as GET answered them, they are ignored (a completed test stays completed).
+    status: t.Optional(t.Union([t.Literal('running'), t.Literal('completed')])),
+    winner: t.Optional(t.Union([t.String(), t.Null()])),
+    completed_at: t.Optional(t.Union([t.String(), t.Null()])),
+  },
+  { additionalProperties: false },
+)
+
+export const RoutingInput = t.Object(
+  {
+    rules: t.Optional(t.Array(RoutingRule, { maxItems: MAX_RULES, description: `At most ${MAX_RULES}, tried in order` })),
+    ab: t.Optional(t.Union([AbTestInput, t.Null()])),
+  },
+  {
+    additionalProperties: false,
+    description: 'Pro. The first rule whose conditions match gives the destination, else a running A/B test, else the link\'s URL',
+    examples: [
+      {
+        rules: [
+          { url: 'https://apps.apple.com/app/id123', when: { device: ['ios'] } },
+          { url: 'https://play.google.com/store/apps/details?id=com.example', when: { device: ['android'] } },
+          { url: 'https://example.com/de', when: { country: ['DE', 'AT', 'CH'] } },
+        ],
+        ab: { variants: [{ url: 'https://example.com/a', weight: 50 }, { url: 'https://example.com/b', weight: 50 }], ends_at: '2026-12-31T00:00:00Z', winner_by: 'leads' },
+      },
+    ],
+  },
+)
+
+const RoutingRuleOut = t.Object({ id: t.String(), url: t.String(), when: RoutingConditions })
+const AbTestOut = t.Object({
+  variants: t.Array(t.Object({ id: t.String(), url: t.String(), weight: Int() })),
+  sticky: t.Boolean(),
+  ends_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  winner_by: t.Union([t.String({ enum: [...WINNER_BY] }), t.Null()]),
+  status: t.String({ enum: ['running', 'completed'] }),
+  winner: t.Union([t.String(), t.Null()], { description: 'The winning variant once completed' }),
+  completed_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+})
+export const Routing = t.Object({ rules: t.Array(RoutingRuleOut), ab: t.Union([AbTestOut, t.Null()]) })
+
+export const RoutingResponse = t.Object(
+  { success: t.Boolean(), data: Routing, meta: Meta },
+  {
+    examples: [
+      {
+        success: true,
+        data: {
+          rules: [{ id: 'r1', url: 'https://apps.apple.com/app/id123', when: { device: ['ios'] } }],
+          ab: {
+            variants: [{ id: 'a', url: 'https://example.com/a', weight: 50 }, { id: 'b', url: 'https://example.com/b', weight: 50 }],
+            sticky: true,
+            ends_at: '2026-12-31T00:00:00.000Z',
+            winner_by: 'leads',
+            status: 'running',
+            winner: null,
+            completed_at: null,
+          },
+        },
+        meta: { account_type: 'pro', notices: [] },
+      },
+    ],
+  },
+)
+
+export const DeleteRoutingResponse = t.Object(
+  { success: t.Boolean(), message: t.String(), meta: Meta },
+  { examples: [{ success: true, message: 'The routing of sho.rt/launch-2026 was removed; every visitor goes to its URL.', meta: { account_type: 'pro', notices: [] } }] },
+)
+
+/** The body of PUT …/routing: documented as RoutingInput, checked by routing.ts. */
+export const RoutingBody = t.Any({ [DOCUMENTED_AS]: 'RoutingInput' })
+
 export const ShortenRequest = t.Object(
   {
     url: Url,
@@ -39,6 +154,8 @@ export const ShortenRequest = t.Object(
     password: t.Optional(Password),
     expiration: t.Optional(Expiration),
     activated_at: t.Optional(ActivatedAt),
+    // Documented as RoutingInput; checked by routing.ts.
+    routing: t.Optional(t.Any({ [DOCUMENTED_AS]: 'RoutingInput', description: 'Pro: rules and an A/B test, as PUT /api/v1/links/{alias}/routing takes them' })),
   },
   {
     description:
@@ -277,9 +394,14 @@ export const linkModels = {
   DeleteLinkResponse,
   BulkRequest,
   BulkResponse,
+  RoutingInput,
+  RoutingResponse,
+  DeleteRoutingResponse,
 }
 
 export type ShortenInput = typeof ShortenRequest.static
 export type UpdateInput = typeof UpdateLinkRequest.static
 export type LinkListInput = typeof LinkListQuery.static
 export type LinkRecord = typeof Link.static
+export type RoutingInputData = typeof RoutingInput.static
+export type RoutingData = typeof Routing.static

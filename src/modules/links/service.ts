@@ -21,6 +21,7 @@ const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [
   { field: 'password', message: 'ignored for guest tokens; register to protect links with a password' },
   { field: 'expiration', message: `ignored for guest tokens; guest links expire ${DEFAULT_LINK_TTL_DAYS} days after creation` },
   { field: 'activated_at', message: 'ignored for guest tokens; guest links are active at once' },
+  { field: 'routing', message: 'ignored for guest tokens; routing rules and A/B tests are a Pro feature' },
 ]
 
 export function guestNotices(input: ShortenInput): { field: string; message: string }[] {

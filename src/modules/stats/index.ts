@@ -7,6 +7,7 @@ import type { Services } from '../../services'
 import { AliasParams } from '../links/model'
 import { StatsQuery, statsModels } from './model'
 import { conversionsSection } from './conversions'
+import { routingSection } from './routing'
 import { statsFor, type StatsSection } from './service'
 
 export interface StatsModuleOptions {
@@ -14,7 +15,7 @@ export interface StatsModuleOptions {
   sections?: StatsSection[]
 }
 
-export function statsModule(services: Services, auth: Auth, { sections = [conversionsSection] }: StatsModuleOptions = {}) {
+export function statsModule(services: Services, auth: Auth, { sections = [conversionsSection, routingSection] }: StatsModuleOptions = {}) {
   return new Elysia({ name: 'modules.stats' })
     .use(errors)
     .use(auth.plugin)

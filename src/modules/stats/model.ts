@@ -36,8 +36,11 @@ export const StatsData = t.Object(
     devices: Count('device', 'Top 10 device types'),
     browsers: Count('browser', 'Top 10 browsers'),
     os: Count('os', 'Top 10 operating systems'),
-    routingStats: t.Array(FreeForm(), { description: 'Per routing rule; empty until routing rules exist' }),
-    routingSummary: FreeForm('Summary of routing; empty until routing rules exist'),
+    routingStats: t.Array(FreeForm(), {
+      description:
+        'One item per route: each routing rule and A/B variant configured now, the default (the link\'s own URL), and any route clicked in the period: {route (rule:<id>, ab:<id>, default), kind (rule, variant, default), url (null when no longer configured), clicks, leads, sales, conversions}; bots left out, conversions counted through their click',
+    }),
+    routingSummary: FreeForm('{rules (count), ab: {status, winner_by, ends_at, winner, variants (count)} or null, routed_clicks, default_clicks}'),
     conversions: t.Optional(
       t.Array(
         t.Object({ type: t.String(), currency: t.Union([t.String(), t.Null()]), count: Int(), value: t.Number() }),
@@ -81,8 +84,13 @@ export const StatsResponse = t.Object(
           devices: [{ device: 'desktop', clicks: 28 }, { device: 'mobile', clicks: 14 }],
           browsers: [{ browser: 'Chrome', clicks: 30 }, { browser: 'Firefox', clicks: 12 }],
           os: [{ os: 'Windows', clicks: 20 }, { os: 'macOS', clicks: 22 }],
-          routingStats: [],
-          routingSummary: {},
+          routingStats: [
+            { route: 'rule:r1', kind: 'rule', url: 'https://apps.apple.com/app/id123', clicks: 14, leads: 2, sales: 0, conversions: 2 },
+            { route: 'ab:a', kind: 'variant', url: 'https://example.com/a', clicks: 13, leads: 3, sales: 1, conversions: 4 },
+            { route: 'ab:b', kind: 'variant', url: 'https://example.com/b', clicks: 15, leads: 1, sales: 0, conversions: 1 },
+            { route: 'default', kind: 'default', url: 'https://example.com/launch', clicks: 0, leads: 0, sales: 0, conversions: 0 },
+          ],
+          routingSummary: { rules: 1, ab: { status: 'running', winner_by: 'leads', ends_at: '2026-03-31T00:00:00.000Z', winner: null, variants: 2 }, routed_clicks: 42, default_clicks: 0 },
           conversions: [
             { type: 'purchase', currency: 'EUR', count: 3, value: 149.7 },
             { type: 'refund', currency: 'EUR', count: 1, value: 49.9 },

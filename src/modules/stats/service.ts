@@ -3,6 +3,7 @@
 // replica when there is one, the primary when it has not got the link yet); then Pro gets the
 // statistics, Free a 403 STATS_REQUIRES_PRO carrying the basic totals. Bots are left out unless asked for.
 import { linkStats, type LinkStats, type Period } from '../../analytics/stats'
+import type { LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
@@ -23,7 +24,7 @@ const sharedStats = singleFlightPer<LinkStats>()
  */
 export type StatsSection = (
   services: Services,
-  link: { id: string; accountId: string | null },
+  link: Pick<LinkRow, 'id' | 'accountId' | 'url' | 'routing'>,
   opts: { period: Period; now: Date },
 ) => Promise<Record<string, unknown>>
 

@@ -23,7 +23,10 @@ describe('GET /api/v1/links/{alias}/stats: Pro', () => {
     expect(res.status, show(res)).toBe(200)
     const data = res.body.data
     expect(res.body.success).toBe(true)
-    expect(data).toMatchObject({ alias: link.alias, domain: 'sho.rt', period: '7D', bucket: 'day', total_clicks: 3, routingStats: [], routingSummary: {} })
+    expect(data).toMatchObject({ alias: link.alias, domain: 'sho.rt', period: '7D', bucket: 'day', total_clicks: 3 })
+    // No routing: every human click of the period took the default route.
+    expect(data.routingStats).toEqual([{ route: 'default', kind: 'default', url: 'https://example.com/stats', clicks: 3, leads: 0, sales: 0, conversions: 0 }])
+    expect(data.routingSummary).toEqual({ rules: 0, ab: null, routed_clicks: 0, default_clicks: 3 })
     expect(typeof data.created_at).toBe('string')
     expect(data.timeseries.length).toBe(7)
     expect(data.timeseries.reduce((n: number, b: { clicks: number }) => n + b.clicks, 0)).toBe(3)

@@ -18,7 +18,7 @@ export async function setUp() {
   ch = await testClickHouse()
 }
 
-type Click = { msAgo?: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number }
+type Click = { msAgo?: number; country?: string; referrer_host?: string; device_type?: string; browser?: string; os?: string; is_bot?: number; route?: string; click_id?: string }
 
 export function insertClicks(linkId: string, clicks: Click[]): Promise<void> {
   const now = Date.now()
