@@ -98,6 +98,16 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in, sign-out and keyboard use in
     expect(product.problems).toEqual([])
   }, 60_000)
 
+  test('signed in, a sign-in link whose next leads off the site lands on the dashboard of this site', async () => {
+    for (const next of ['/.//evil.example', '/..//evil.example/x', '/%2e%2e//evil.example', '/a/..//evil.example', '/%2F%2Fevil.example', '/\\evil.example']) {
+      await page.goto(`${product.origin}/signin?next=${encodeURIComponent(next)}`)
+      await page.waitForURL((url) => url.pathname === '/app', { timeout: 10_000 })
+      expect(new URL(page.url()).origin, next).toBe(product.origin)
+      await page.getByRole('heading', { name: 'Links', level: 1 }).waitFor()
+    }
+    expect(product.problems).toEqual([])
+  }, 60_000)
+
   test('Sign out ends the session: the sign-in page, the dashboard asks again, the old cookie is refused by the API', async () => {
     await page.goto(`${product.origin}/app/account`)
     await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor()
