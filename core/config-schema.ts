@@ -140,6 +140,14 @@ export const ENV_SCHEMA = Type.Object({
     }),
     TRUSTED_COUNTRY_HEADER: Setting.text({ pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$", lowercase: true, shape: 'a header name', description: 'header a trusted CDN sets to the client\'s ISO country code (e.g. `cf-ipcountry`)' }),
   }),
+  ...group('Abuse', {
+    GUEST_LINKS_PER_NETWORK_PER_DAY: Setting.integer({
+      default: 50, minimum: 0, maximum: MAX_LIMIT,
+      description: 'guest links one network may create per UTC day, across every guest token from it (beside each token\'s own 10); beyond it 429 `GUEST_NETWORK_LIMIT` until midnight UTC. Accounts\' links are not counted',
+    }),
+    GUEST_NETWORK_IPV4_PREFIX: Setting.integer({ default: 24, minimum: 8, maximum: 32, description: 'the IPv4 network a guest\'s address counts in (a /24: one home, office or small provider block)' }),
+    GUEST_NETWORK_IPV6_PREFIX: Setting.integer({ default: 56, minimum: 16, maximum: 128, description: 'the IPv6 network a guest\'s address counts in (a /56: what a provider gives one customer)' }),
+  }),
   ...group('Clicks', {
     // ClickHouse prefers about one insert a second of many rows over many small ones: every insert makes a
     // part that must later be merged. At 50,000 a batch fills only under heavy load; otherwise the interval flushes it.

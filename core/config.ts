@@ -69,6 +69,8 @@ export interface Config {
   clickSigningKeys: ClickSigningKey[]
   /** Header set by a trusted CDN with the client's ISO country code, e.g. "cf-ipcountry". */
   countryHeader: string | undefined
+  /** Guest links per network and UTC day (GUEST_LINKS_PER_NETWORK_PER_DAY) and the network's prefixes. */
+  guestNetwork: { linksPerDay: number; prefixes: { v4: number; v6: number } }
   /** Where the client IP comes from (core/client-ip.ts): TRUSTED_PROXY_HOPS, TRUSTED_IP_HEADER or the socket. */
   clientIp: ClientIpRule
   /** DNS servers ("ip" or "ip:port") that custom-domain verification asks; undefined: the system's. */
@@ -229,6 +231,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     ipHashSecret: secret('IP_HASH_SECRET'),
     clickSigningKeys: vars.CLICK_SIGNING_KEYS ?? [derivedSigningKey(internalSecret, embedded)],
     countryHeader: vars.TRUSTED_COUNTRY_HEADER,
+    guestNetwork: { linksPerDay: vars.GUEST_LINKS_PER_NETWORK_PER_DAY, prefixes: { v4: vars.GUEST_NETWORK_IPV4_PREFIX, v6: vars.GUEST_NETWORK_IPV6_PREFIX } },
     clientIp: clientIpRule(vars),
     dnsServers: vars.DNS_SERVERS,
     dnsTimeoutMs: vars.DNS_TIMEOUT_MS,

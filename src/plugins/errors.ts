@@ -82,6 +82,7 @@ export const ERROR_STATUS = {
   QR_BUSY: 429,
   /** The guest session has created max_links links. */
   GUEST_LINK_LIMIT: 429,
+  GUEST_NETWORK_LIMIT: 429,
   /** The guest token has made max_requests authenticated requests. */
   GUEST_REQUEST_LIMIT: 429,
   /** POST /guest/register or /guest/verify: the e-mail address already has an account. */
@@ -178,6 +179,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   RATE_LIMITED: 'Too many requests; retry after the number of seconds in the Retry-After header.',
   QR_BUSY: 'Too many QR codes are being drawn at the moment; retry after the number of seconds in the Retry-After header.',
   GUEST_LINK_LIMIT: 'This guest session has used all its links; register to create more.',
+  GUEST_NETWORK_LIMIT: 'Your network has created as many guest links today as it may; register to create more, or retry after midnight UTC.',
   GUEST_REQUEST_LIMIT: 'This guest token has used all its requests; register for an API key.',
   EMAIL_TAKEN: 'This e-mail address already has an account; use its API key.',
   INVALID_CODE: 'The code does not match; check the e-mail or request a new code with POST /api/v1/guest/register.',

@@ -2,7 +2,7 @@
 // get, update, delete).
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
-import { enforceIpLimit } from '../../plugins/client'
+import { clientIp, enforceIpLimit } from '../../plugins/client'
 import { ApiError, ERROR_CODES_KEYWORD, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
@@ -36,14 +36,14 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
     .use(routingRoutes(services, auth))
     .post(
       '/api/v1/shorten',
-      async ({ body, principal, query }) => {
+      async ({ body, principal, query, request, server }) => {
         const dryRun = query.dry_run === 'true'
         if (principal.kind === 'account') {
           const { link, meta } = await shortenAsAccount(services, principal.account, body, dryRun)
           return { success: true, data: link, meta: dryRun ? { ...meta, dry_run: true } : meta }
         }
         if (dryRun) throw new ApiError('VALIDATION_FAILED', 'query.dry_run: previews are for API keys and Agent tokens, not guest tokens.')
-        const { link, guest, notices } = await shortenAsGuest(services, principal.guest, body)
+        const { link, guest, notices } = await shortenAsGuest(services, principal.guest, body, clientIp(services, request, server))
         return {
           success: true,
           data: link,
@@ -55,7 +55,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
         idempotent: true,
         query: DryRunQuery,
         body: 'ShortenRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
+        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'GUEST_NETWORK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
         detail: {
           operationId: 'createLink',
           tags: ['links'],

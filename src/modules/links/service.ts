@@ -2,7 +2,9 @@
 import { and, eq } from 'drizzle-orm'
 import { links, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
-import { countGuestLink, type GuestSession } from '../guest/service'
+import { countGuestLink, registerUrl, type GuestSession } from '../guest/service'
+import { ApiError } from '../../plugins/errors'
+import { networkOf } from '../../lib/network'
 import { isReservedAlias } from './alias'
 import { syncLinkCache, toCachedLink } from './cache'
 import type { LinkRecord, ShortenInput } from './model'
@@ -50,8 +52,9 @@ export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): 
  * Creates a link for a guest: only `url` is applied. The link and the session's link count are one
  * transaction, so the 11th link fails without leaving a row; the cache is written after the commit.
  */
-export async function shortenAsGuest(services: Services, guest: GuestSession, input: ShortenInput) {
+export async function shortenAsGuest(services: Services, guest: GuestSession, input: ShortenInput, clientIp: string) {
   const url = await checkDestination(services, input.url)
+  await countNetworkGuestLink(services, clientIp)
   const now = services.now()
   const domain = services.config.shortDomain
   const { row, session } = await services.db.transaction(async (tx) => {
@@ -68,6 +71,29 @@ export async function shortenAsGuest(services: Services, guest: GuestSession, in
   })
   await syncLinkCache(services, row, toCachedLink(row), { publish: true })
   return { link: toLinkRecord(row, services), guest: session, notices: guestNotices(input) }
+}
+
+const DAY_MS = 86_400_000
+
+/**
+ * One guest link of the client's network (IPv4 /24, IPv6 /56 by default) today, across every guest
+ * token from it: a spammer who farms tokens from one network gets no more links than its day's
+ * allowance. Counted once the destination passed its checks, so a refused request costs nothing.
+ */
+async function countNetworkGuestLink(services: Services, clientIp: string): Promise<void> {
+  const { linksPerDay, prefixes } = services.config.guestNetwork
+  const now = services.now()
+  const day = Math.floor(now / DAY_MS)
+  const untilMidnight = (day + 1) * DAY_MS - now
+  let result
+  try {
+    result = await services.limiter.hit(`guest-links:${networkOf(clientIp, prefixes)}:${day}`, linksPerDay, untilMidnight)
+  } catch {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly.', { retryAfter: 1 })
+  }
+  if (!result.allowed) {
+    throw new ApiError('GUEST_NETWORK_LIMIT', undefined, { limit: linksPerDay, remaining: 0, upgrade_url: registerUrl(services), retryAfter: untilMidnight / 1000 })
+  }
 }
 
 /** Does the alias exist (or is it reserved) on the domain? Default domain when none is given. */
