@@ -2,6 +2,7 @@
 // get, update, delete).
 import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
+import type { AgentGrant } from '../../plugins/principal'
 import { clientIp, enforceIpLimit } from '../../plugins/client'
 import { ApiError, ERROR_CODES_KEYWORD, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
@@ -26,6 +27,16 @@ const QR_ERRORS = errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND', 'QR_BUSY
 
 const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
 
+/**
+ * Routing given with a new link is the Agent operation links.routing too: an Agent whose policy holds it
+ * for a human sets it with PUT …/routing (held there), never unseen through a create.
+ */
+function refuseHeldRouting(agent: AgentGrant | undefined, field: string): void {
+  if (agent && agent.approvalId === undefined && agent.requireApproval.includes('links.routing')) {
+    throw new ApiError('VALIDATION_FAILED', `${field}: your Agent's policy holds links.routing for a human's approval; create the link without routing, then set it with PUT /api/v1/links/{alias}/routing.`)
+  }
+}
+
 /** `qrImages`: where QR codes are drawn and kept (default the process's render pool and cache; tests give their own). */
 export function linksModule(services: Services, auth: Auth, qrImages: QrImages = processQrImages()) {
   return new Elysia({ name: 'modules.links' })
@@ -39,6 +50,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
       async ({ body, principal, query, request, server }) => {
         const dryRun = query.dry_run === 'true'
         if (principal.kind === 'account') {
+          if (body.routing !== undefined) refuseHeldRouting(principal.agent, 'body.routing')
           const { link, meta } = await shortenAsAccount(services, principal.account, body, dryRun)
           return { success: true, data: link, meta: dryRun ? { ...meta, dry_run: true } : meta }
         }
@@ -112,8 +124,11 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
     )
     .post(
       '/api/v1/links/bulk',
-      async ({ body, account, query }) => {
+      async ({ body, account, query, principal }) => {
         const dryRun = query.dry_run === 'true'
+        body.links.forEach((item, i) => {
+          if (typeof item === 'object' && item !== null && (item as { routing?: unknown }).routing !== undefined) refuseHeldRouting(principal.agent, `links[${i}].routing`)
+        })
         const { results, summary, meta } = await bulkCreate(services, account, body.links, dryRun)
         return { success: true, data: { results, summary }, meta: dryRun ? { ...meta, dry_run: true } : meta }
       },

@@ -65,7 +65,7 @@ export const RoutingRule = t.Object(
   { additionalProperties: false },
 )
 
-const Variant = t.Object({ id: t.Optional(RouteId), url: Url, weight: t.Integer({ minimum: 1, maximum: 100, description: 'Integer 1-100; the weights sum to 100' }) }, { additionalProperties: false })
+const Variant = t.Object({ id: t.Optional(RouteId), url: Url, weight: Int({ minimum: 1, maximum: 100, description: 'Integer 1-100; the weights sum to 100' }) }, { additionalProperties: false })
 
 export const AbTestInput = t.Object(
   {

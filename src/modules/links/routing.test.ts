@@ -198,6 +198,23 @@ describe('who may route', () => {
   })
 })
 
+describe('an Agent whose policy holds links.routing', () => {
+  test('cannot set routing unseen through a create (shorten or bulk): 400 naming the field, nothing created', async () => {
+    const account = await newAccount(api.deps.db, 'pro')
+    const held = await agentToken(app, account, ['links:write', 'links:read'], { require_approval: ['links.routing'] })
+    const alias = freshAlias('rt')
+    const shorten = await as(held.token, 'POST', '/api/v1/shorten', { url: 'https://example.com/x', alias, routing: { rules: [IOS_RULE] } })
+    expect(shorten.status, show(shorten)).toBe(400)
+    expect(shorten.body.hint).toContain('body.routing')
+    expect((await as(account.key, 'GET', `/api/v1/links/${alias}`)).status).toBe(404)
+    const bulk = await as(held.token, 'POST', '/api/v1/links/bulk', { links: [{ url: 'https://example.com/y' }, { url: 'https://example.com/z', routing: { rules: [IOS_RULE] } }] })
+    expect(bulk.status, show(bulk)).toBe(400)
+    expect(bulk.body.hint).toContain('links[1].routing')
+    // Without routing the same Agent creates links as before.
+    expect((await as(held.token, 'POST', '/api/v1/shorten', { url: 'https://example.com/x' })).status).toBe(200)
+  })
+})
+
 describe('routing on shorten and bulk', () => {
   test('shorten with routing stores it and caches version 2; an invalid routing refuses the link', async () => {
     const account = await newAccount(api.deps.db, 'pro')

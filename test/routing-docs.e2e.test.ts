@@ -1,0 +1,224 @@
+// The worked examples of docs/routing.md, run as written: the section's first ```sh block is the start
+// line (its variables become the environment of the entry package.json's start script names, beside a
+// free port and a temporary DATA_DIR), and every later block goes, one by one, to one bash in the
+// directory that holds DATA_DIR, as a reader pastes them beside `npm start`. Each comment in a block is
+// a line the block prints (`…` stands for what differs between runs): the output must be those lines.
+// After each block the test also asserts what the prose says it shows and the comments cannot pin: the
+// clicks each route counted, and which variant of the A/B test wins.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { freePort, startEntry, type Child } from './support/processes'
+
+const ROOT = resolve(import.meta.dir, '..')
+/** How the page names the service; the test's own port replaces it. */
+const DOC_ORIGIN = 'http://localhost:3000'
+/** A start, a request, a click reaching ClickHouse: far longer than any takes, short of a hang. */
+const STEP_DEADLINE_MS = 60_000
+/** The A/B block waits for its test's ends_at (half a minute) before it reads. */
+const AB_END_DEADLINE_MS = 120_000
+
+/** The "## Worked examples" section of docs/routing.md, to the next `## ` heading. */
+function examplesSection(): string {
+  const page = readFileSync(join(ROOT, 'docs/routing.md'), 'utf8')
+  const start = page.indexOf('\n## Worked examples')
+  if (start < 0) throw new Error('docs/routing.md: no "## Worked examples" section')
+  const end = page.indexOf('\n## ', start + 1)
+  return page.slice(start, end < 0 ? undefined : end)
+}
+
+function shellBlocks(): string[] {
+  return [...examplesSection().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
+}
+
+/** `NAME=value … npm start` → the variables it sets; anything else is not a start line. */
+function startVariables(block: string): Record<string, string> {
+  const match = /^((?:[A-Z][A-Z0-9_]*=\S+ +)*)npm start\n?$/.exec(block)
+  if (!match) throw new Error(`the first block is not a start line "NAME=value npm start":\n${block}`)
+  return Object.fromEntries(match[1]!.trim().split(/ +/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]))
+}
+
+/** The lines a block's comments say it prints: whole-line comments and comments after two spaces. */
+function shownLines(block: string): string[] {
+  return block.split('\n').flatMap((line) => {
+    const comment = /^\s*# (.*)$/.exec(line) ?? /\s{2,}# (.*)$/.exec(line)
+    return comment ? [comment[1]!.trimEnd()] : []
+  })
+}
+
+/** A shown line as a pattern of a whole output line: `…` is anything. */
+function linePattern(shown: string): RegExp {
+  return new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+}
+
+/** The entry `npm start` runs: the .ts file package.json's start script names. */
+function startEntryPath(): string {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+  const entry = scripts.start?.split(/\s+/).find((word) => word.endsWith('.ts'))
+  if (!entry) throw new Error(`package.json: no .ts entry in the start script: ${scripts.start}`)
+  return entry
+}
+
+interface BlockRun {
+  status: number
+  lines: string[]
+  /** The block, its stdout and stderr: the message of every assertion on it. */
+  shown: string
+}
+
+/** One bash for the whole walk: each block is written to its stdin, then a line marking its end and status. */
+function startShell(cwd: string) {
+  const proc = Bun.spawn(['bash', '--noprofile', '--norc'], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const reader = proc.stdout.getReader()
+  const decoder = new TextDecoder()
+  let stdout = ''
+  let stderr = ''
+  let blocks = 0
+  void (async () => {
+    const errorDecoder = new TextDecoder()
+    for await (const chunk of proc.stderr) stderr += errorDecoder.decode(chunk, { stream: true })
+  })()
+
+  async function run(block: string): Promise<BlockRun> {
+    const marker = `__routing_block_${++blocks}_done__`
+    const errorsBefore = stderr.length
+    proc.stdin.write(`${block}\nprintf '\\n${marker} %s\\n' "$?"\n`)
+    proc.stdin.flush()
+    const end = new RegExp(`\\n${marker} (\\d+)\\n`)
+    let found: RegExpExecArray | null
+    while (!(found = end.exec(stdout))) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error(`bash ended during the block:\n${block}\nstdout: ${stdout}\nstderr: ${stderr}`)
+      stdout += decoder.decode(value, { stream: true })
+    }
+    const output = stdout.slice(0, found.index)
+    stdout = stdout.slice(found.index + found[0].length)
+    const lines = output.split(/\r?\n/).filter((line) => line !== '')
+    return { status: Number(found[1]), lines, shown: `block:\n${block}\nstdout:\n${output}\nstderr:\n${stderr.slice(errorsBefore)}` }
+  }
+
+  return { run, stop: () => proc.kill() }
+}
+
+interface RouteItem {
+  route: string
+  clicks: number
+  leads: number
+}
+
+describe('docs/routing.md: the worked examples, against npm start', () => {
+  const blocks = shellBlocks()
+  let app: Child
+  let origin: string
+  let dataDir: string
+  let shell: ReturnType<typeof startShell>
+  let apiKey = ''
+
+  /** Runs a block with the page's origin made this run's, and asserts it printed what its comments show. */
+  async function runBlock(index: number): Promise<BlockRun> {
+    const block = blocks[index]!.replaceAll(DOC_ORIGIN, origin)
+    const run = await shell.run(block)
+    expect(run.status, run.shown).toBe(0)
+    const shown = shownLines(block)
+    expect(run.lines.length, `${shown.length} lines shown:\n${shown.join('\n')}\n${run.shown}`).toBe(shown.length)
+    shown.forEach((line, i) => expect(run.lines[i], `line ${i + 1} shown as: ${line}\n${run.shown}`).toMatch(linePattern(line)))
+    return run
+  }
+
+  /** The link's statistics of the last 24 hours: the status, and the body when it is JSON. */
+  async function stats(alias: string) {
+    const response = await fetch(`${origin}/api/v1/links/${alias}/stats?period=24H`, { headers: { authorization: `Bearer ${apiKey}` } })
+    const text = await response.text()
+    const body = response.status === 200 ? (JSON.parse(text) as { data: { total_clicks: number; routingStats: RouteItem[] } }) : null
+    return { status: response.status, text, body }
+  }
+
+  /**
+   * The link's statistics once both queries behind them (the totals and the routes, run side by side)
+   * count `clicks` human clicks: polled a few times a second, well inside the rate limit.
+   */
+  async function statsOnceCounted(alias: string, clicks: number) {
+    const deadline = Date.now() + STEP_DEADLINE_MS
+    for (;;) {
+      const value = await stats(alias)
+      const routed = value.body?.data.routingStats.reduce((sum, item) => sum + item.clicks, 0) ?? 0
+      if (routed >= clicks && (value.body?.data.total_clicks ?? 0) >= clicks) return value
+      if (Date.now() > deadline) throw new Error(`${clicks} clicks of ${alias} in the statistics: not within ${STEP_DEADLINE_MS} ms; last: ${value.status} ${value.text}`)
+      await Bun.sleep(250)
+    }
+  }
+
+  beforeAll(async () => {
+    dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-routing-')), 'data')
+    const port = await freePort()
+    origin = `http://localhost:${port}`
+    app = await startEntry(startEntryPath(), { ...startVariables(blocks[0]!), PORT: String(port), DATA_DIR: dataDir }, port)
+    shell = startShell(dirname(dataDir))
+  }, 120_000)
+
+  afterAll(async () => {
+    shell?.stop()
+    await app?.stop()
+    if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
+  })
+
+  test('the examples are a start line trusting a country header and five shell blocks', () => {
+    expect(blocks.length, examplesSection()).toBe(6)
+    expect(startVariables(blocks[0]!), blocks[0]).toEqual({ TRUSTED_COUNTRY_HEADER: 'CF-IPCountry' })
+  })
+
+  test('1. sign-up through the outbox and the local checkout give a Pro key', async () => {
+    await runBlock(1)
+    const key = await shell.run('printf "%s\\n" "$K"')
+    expect(key.lines[0], key.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
+    apiKey = key.lines[0]!
+  }, STEP_DEADLINE_MS)
+
+  test('2. iPhone to the App Store, Android to Google Play, a desktop to the website; HEAD routed but no click', async () => {
+    await runBlock(2)
+    // One click a GET, under its route; the HEAD was sent first, so once the GETs are counted a click of
+    // it would be too. The totals and the routes are two queries run side by side: both must have them.
+    const value = await statsOnceCounted('get-app', 3)
+    expect(value.status, value.text).toBe(200)
+    const clicks = Object.fromEntries(value.body!.data.routingStats.map((item) => [item.route, item.clicks]))
+    expect(clicks, value.text).toEqual({ 'rule:r1': 1, 'rule:r2': 1, default: 1 })
+    expect(value.body!.data.total_clicks, value.text).toBe(3)
+  }, STEP_DEADLINE_MS)
+
+  test('3. the trusted country header takes Austria to the German page; the US and no header get the link\'s URL', async () => {
+    await runBlock(3)
+  }, STEP_DEADLINE_MS)
+
+  let desktopVariant = ''
+  let macVariant = ''
+
+  test('4. an A/B test on leads: two visitors each land in a variant, and a lead is reported for the second', async () => {
+    const run = await runBlock(4)
+    const variantOf = (line: string) => /^https:\/\/example\.com\/pricing-([ab])\?mu_click=/.exec(line)?.[1] ?? ''
+    desktopVariant = variantOf(run.lines[2]!)
+    macVariant = variantOf(run.lines[3]!)
+    expect([desktopVariant, macVariant], run.shown).toEqual([expect.stringMatching(/^[ab]$/), expect.stringMatching(/^[ab]$/)])
+  }, STEP_DEADLINE_MS)
+
+  test('5. after ends_at the read ends the test: the variant with the lead wins and becomes the link\'s URL', async () => {
+    const run = await runBlock(5)
+    const other = macVariant === 'a' ? 'b' : 'a'
+    expect(run.lines[0], run.shown).toBe(`{"status":"completed","winner":"${macVariant}"}`)
+    expect(run.lines[1], run.shown).toBe(`https://example.com/pricing-${macVariant}`)
+    const items = run.lines.slice(2, 5).map((line) => JSON.parse(line) as RouteItem)
+    const expected: RouteItem[] = [
+      { route: `ab:${macVariant}`, clicks: desktopVariant === macVariant ? 2 : 1, leads: 1 },
+      { route: `ab:${other}`, clicks: desktopVariant === macVariant ? 0 : 1, leads: 0 },
+      { route: 'default', clicks: 0, leads: 0 },
+    ]
+    expect(items.sort((x, y) => x.route.localeCompare(y.route)), run.shown).toEqual(expected.sort((x, y) => x.route.localeCompare(y.route)))
+    expect(run.lines[5], run.shown).toStartWith(`https://example.com/pricing-${macVariant}?mu_click=`)
+  }, AB_END_DEADLINE_MS)
+})
