@@ -1,4 +1,5 @@
-// One link at /app/links/<domain>/<alias>: its facts, the edit form, its statistics and its QR code.
+// One link at /app/links/<domain>/<alias>: its facts, the edit form, its QR code, its routing and its
+// statistics.
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { CopyButton, ErrorNotice, formatDate, Loading } from '../components/ui'
@@ -6,6 +7,7 @@ import { BASE, Link } from '../router'
 import { EditLinkForm } from './EditLinkForm'
 import { LinkStats } from './LinkStats'
 import { QrPanel } from './QrPanel'
+import { RoutingPanel } from './routing/RoutingPanel'
 import type { LinkDetails } from '../types'
 
 /** The address of a link's page (the domain first: an alias is unique only within its domain). */
@@ -13,6 +15,8 @@ export const linkPagePath = (domain: string, alias: string) => `${BASE}/links/${
 
 export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
   const [link, setLink] = useState<LinkDetails | null>(null)
+  // The account's plan, from the same answer: the routing panel asks nothing a Free account is refused.
+  const [plan, setPlan] = useState<string | undefined>(undefined)
   const [error, setError] = useState<unknown>(null)
   // Bumped by "Refresh statistics", so the all-time count above agrees with the statistics below.
   const [version, setVersion] = useState(0)
@@ -21,7 +25,12 @@ export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
     setError(null)
     api
       .GET('/api/v1/links/{alias}', { params: { path: { alias }, query: { domain } } })
-      .then((result) => current && setLink(must(result).data))
+      .then((result) => {
+        if (!current) return
+        const answer = must(result)
+        setLink(answer.data)
+        setPlan(answer.meta.account_type)
+      })
       .catch((failure) => current && setError(failure))
     return () => {
       current = false
@@ -74,6 +83,7 @@ export function LinkPage({ domain, alias }: { domain: string; alias: string }) {
         <EditLinkForm link={link} onSaved={setLink} />
         <QrPanel alias={link.alias} domain={link.domain} shortUrl={link.short_url} />
       </div>
+      <RoutingPanel alias={link.alias} domain={link.domain} plan={plan} />
       <LinkStats alias={link.alias} domain={link.domain} onRefresh={() => setVersion((n) => n + 1)} />
     </>
   )

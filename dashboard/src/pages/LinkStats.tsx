@@ -5,22 +5,12 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from '../api'
 import { ErrorNotice, formatDate, Loading } from '../components/ui'
+import { PERIODS, periodLabel, type Period } from '../lib/periods'
 import { BASE, Link } from '../router'
 import type { StatsData } from '../types'
 import { StatsView } from './StatsView'
 
-type Period = '24H' | '7D' | '30D' | 'ALL'
 type Outcome = { plan: 'pro'; people: StatsData; everyone: StatsData } | { plan: 'free'; totalClicks: number | null; lastClickedAt: string | null }
-
-export const PERIODS: Array<{ value: Period; label: string }> = [
-  { value: '24H', label: 'Last 24 hours' },
-  { value: '7D', label: 'Last 7 days' },
-  { value: '30D', label: 'Last 30 days' },
-  { value: 'ALL', label: 'All time' },
-]
-
-/** The label of the period the API answered for (the switch may already show the next one). */
-const periodLabel = (period: string) => PERIODS.find((p) => p.value === period)?.label ?? period
 
 async function loadStats(alias: string, domain: string, period: Period): Promise<Outcome> {
   const ask = (include_bots: boolean) => api.GET('/api/v1/links/{alias}/stats', { params: { path: { alias }, query: { period, domain, include_bots } } })
