@@ -30,6 +30,15 @@ describe('validateDestination', () => {
     expect(codeOf('https://example.com/' + 'a'.repeat(MAX_URL_LENGTH - 30))).toBe('OK')
   })
 
+  test('refuses a user name or password before the host, in any spelling', () => {
+    for (const url of ['https://paypal.com@evil.example/', 'https://a:b@x.example/', 'https://:pw@x.example/', 'http://user%40mail@x.example/', 'HTTPS://PayPal.com@Evil.Example/login']) {
+      expect(codeOf(url), url).toBe('INVALID_URL')
+    }
+    // An @ in the path or the query is no user-info.
+    expect(codeOf('https://example.com/@team')).toBe('OK')
+    expect(codeOf('https://example.com/?to=a@b.example')).toBe('OK')
+  })
+
   test('refuses its own short domain and the host of the short base URL, in any spelling', () => {
     for (const url of ['https://sho.rt/x', 'http://SHO.RT../x', 'https://sho.rt:1234', 'https://go.sho.rt/a', 'https://GO.sho.rt./a']) {
       expect(codeOf(url), url).toBe('DESTINATION_LOOPS')

@@ -51,6 +51,8 @@ export function validateDestination(raw: string, config: DestinationConfig): str
   if (!ALLOWED_PROTOCOLS.has(url.protocol)) {
     throw new ApiError('INVALID_URL', `url must use http or https, not ${url.protocol.slice(0, 20)}`)
   }
+  // "https://paypal.com@evil.example/" reads as paypal.com to a person and leads to evil.example.
+  if (url.username !== '' || url.password !== '') throw new ApiError('INVALID_URL', 'url must not carry a user name or password before its host (user@host).')
   const host = normalizeHost(url.hostname)
   if (host === '') throw new ApiError('INVALID_URL', 'url must have a host.')
   if (ownHosts(config).has(host)) throw loops(`${host} is this service's own host`)
