@@ -25,6 +25,7 @@ describe('POST /api/v1/domains', () => {
       created_at: expect.any(String),
       verified_at: null,
       root_url: null,
+      record_missing_since: null,
     })
     expect(meta, show(res)).toMatchObject({ account_type: 'free', usage: { domains: 1, domains_limit: 1, domains_remaining: 0 } })
     expect(meta.hint, show(res)).toContain(data.verification.value)

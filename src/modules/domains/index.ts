@@ -1,18 +1,20 @@
 // Custom domains: GET/POST /api/v1/domains, POST /api/v1/domains/{hostname}/verify,
 // PATCH and DELETE /api/v1/domains/{hostname}; an API key, or an Agent's at_ token within its domains scopes.
 // Plus GET /internal/domains, the verified set the redirector keeps in memory (shared secret, hidden
-// from Swagger like /internal/resolve).
+// from Swagger like /internal/resolve), and GET /tls/ask, Caddy's on-demand TLS question (no credential;
+// documented under "system" beside /health: an operator points Caddy at it).
 import { Elysia } from 'elysia'
 import { createTxtResolver, type TxtResolver } from '../../dns/resolver'
 import type { Auth } from '../../plugins/auth'
-import { errorResponses, errors } from '../../plugins/errors'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { idempotencyPlugin } from '../../plugins/idempotency'
 import type { Services } from '../../services'
 import type { AccountPrincipal } from '../../plugins/auth'
 import { accountMeta } from '../account/meta'
 import { internalSecretGuard } from '../../plugins/internal-secret'
-import { domainModels, HostnameParams } from './model'
+import { domainModels, HostnameParams, TlsAskQuery } from './model'
 import { addDomain, countDomains, domainUsage, listDomains, removeDomain, setRootUrl, verifiedDomains, verifyDomain } from './service'
+import { servedHosts } from './tls-ask'
 
 /** The account's meta with its custom domains against the plan's allowance. */
 function meta(services: Services, account: AccountPrincipal, total: number, hint?: string) {
@@ -22,6 +24,7 @@ function meta(services: Services, account: AccountPrincipal, total: number, hint
 const verifyPath = (hostname: string) => `/api/v1/domains/${hostname}/verify`
 
 export function domainsModule(services: Services, auth: Auth, resolver: TxtResolver = createTxtResolver(services.config)) {
+  const hosts = servedHosts(services)
   return new Elysia({ name: 'modules.domains' })
     .use(errors)
     .use(auth.plugin)
@@ -136,6 +139,26 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
         transform: internalSecretGuard(services.config),
         response: { 200: 'VerifiedDomainsResponse', ...errorResponses('UNAUTHORIZED') },
         detail: { hide: true },
+      },
+    )
+    .get(
+      '/tls/ask',
+      async ({ query, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        const domain = await hosts.served(query.domain)
+        if (domain === null) throw new ApiError('DOMAIN_NOT_FOUND', 'This service serves no such host: it is neither one of its own hosts nor a verified custom domain.')
+        return { success: true, data: { domain } }
+      },
+      {
+        query: TlsAskQuery,
+        response: { 200: 'TlsAskResponse', ...errorResponses('VALIDATION_FAILED', 'DOMAIN_NOT_FOUND', 'SERVICE_UNAVAILABLE') },
+        detail: {
+          operationId: 'checkTlsHost',
+          tags: ['system'],
+          summary: 'Whether a host may get a TLS certificate (Caddy on-demand TLS)',
+          description:
+            "For Caddy's `on_demand_tls { ask … }`: 200 when `domain` is the default short domain, the API's own host or a verified custom domain, else 404 DOMAIN_NOT_FOUND (an unverified, removed or unknown host, an IP address, a value that is no host name). A port, upper case and a trailing dot are ignored. No credential: it tells only whether a host is served here. Answers are cached briefly and dropped at once when a domain changes.",
+        },
       },
     )
 }

@@ -29,6 +29,10 @@ export const DomainItem = t.Object({
   root_url: t.Union([t.String({ format: 'uri' }), t.Null()], {
     description: "Where a visit to the domain's root (`/`) is redirected once the domain is verified; null: a neutral page saying the address serves short links",
   }),
+  record_missing_since: t.Union([t.String({ format: 'date-time' }), t.Null()], {
+    description:
+      'Set when the daily re-check of a verified domain did not find its TXT record (the owner is mailed then); the domain is unverified 7 days after unless the record is back. null while the record is there.',
+  }),
 })
 
 const pending = {
@@ -38,6 +42,7 @@ const pending = {
   created_at: '2026-01-01T12:00:00.000Z',
   verified_at: null,
   root_url: null,
+  record_missing_since: null,
 }
 const verified = { ...pending, verified: true, verified_at: '2026-01-01T12:05:00.000Z', root_url: 'https://example.com/' }
 const usage = { domains: 1, domains_limit: 1, domains_remaining: 0 }
@@ -101,6 +106,16 @@ export const VerifiedDomainsResponse = t.Object(
   { examples: [{ domains: ['links.example.com', 'go.example.org'], root_urls: { 'links.example.com': 'https://example.com/' } }] },
 )
 
-export const domainModels = { DomainListResponse, DomainResponse, DomainMessageResponse, AddDomainRequest, UpdateDomainRequest, VerifiedDomainsResponse }
+/** GET /tls/ask: Caddy sends the name of the TLS handshake as `domain`. */
+export const TlsAskQuery = t.Object({
+  domain: t.String({ description: 'The host name a certificate is wanted for; a port, upper case and a trailing dot are ignored', examples: ['links.example.com'] }),
+})
+
+export const TlsAskResponse = t.Object(
+  { success: t.Boolean(), data: t.Object({ domain: t.String({ description: 'The host as this service serves it (lower case, punycode)' }) }) },
+  { examples: [{ success: true, data: { domain: 'links.example.com' } }] },
+)
+
+export const domainModels = { DomainListResponse, DomainResponse, DomainMessageResponse, AddDomainRequest, UpdateDomainRequest, VerifiedDomainsResponse, TlsAskResponse }
 
 export type DomainRecord = typeof DomainItem.static

@@ -1,6 +1,7 @@
 // Custom domains of an account: add (with the TXT record that proves control), verify through DNS,
 // list, remove. Verified domains are what the redirector serves; every change is announced on
-// DOMAIN_CHANNEL so redirectors reload their set at once.
+// DOMAIN_CHANNEL so redirectors reload their set at once. The daily re-check of verified domains is
+// recheck.ts; /tls/ask's answers are tls-ask.ts.
 import { and, asc, count, eq, isNotNull, isNull, lt, ne } from 'drizzle-orm'
 import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
 import { domains, links, type Plan } from '../../db/schema'
@@ -10,6 +11,7 @@ import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
 import type { Limits } from '../../lib/plans'
 import { assertNotOwnHost, parseHostname } from './hostname'
+import { forgetAnswers } from './tls-ask'
 import type { DomainRecord } from './model'
 import { newId } from '../../lib/ids'
 import { randomBase64url } from '../../lib/secrets'
@@ -42,6 +44,7 @@ export function toDomainRecord(row: DomainRow): DomainRecord {
     created_at: row.createdAt.toISOString(),
     verified_at: row.verifiedAt ? row.verifiedAt.toISOString() : null,
     root_url: row.rootUrl,
+    record_missing_since: row.recordMissingSince ? row.recordMissingSince.toISOString() : null,
   }
 }
 
@@ -230,8 +233,12 @@ export async function verifiedDomains(services: Pick<Services, 'db'>): Promise<{
   return { domains: rows.map((r) => r.hostname), root_urls: rootUrls }
 }
 
-/** Tells every redirector to reload its set of verified domains. Best effort, like the link cache. */
-async function announce(services: Pick<Services, 'kv' | 'counters'>, hostname: string): Promise<void> {
+/**
+ * Tells every redirector to reload its set of verified domains, and every API process to drop its
+ * /tls/ask answer for the host. Best effort, like the link cache.
+ */
+export async function announce(services: Pick<Services, 'kv' | 'counters'>, hostname: string): Promise<void> {
+  forgetAnswers(services, hostname)
   try {
     await services.kv.publish(DOMAIN_CHANNEL, hostname)
   } catch {
