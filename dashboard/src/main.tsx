@@ -2,15 +2,19 @@
 import { render } from 'preact'
 import './styles.css'
 import { Layout } from './components/Layout'
+import { useOperator } from './pages/moderation/operator'
 import { useLocation } from './router'
-import { routeOf, SECTIONS } from './routes'
+import { MODERATION_SECTION, routeOf, SECTIONS } from './routes'
 
 function App() {
   const { path } = useLocation()
+  const operator = useOperator()
   const route = routeOf(path)
+  // The moderation pages are for operators: anyone else finds no page there, as the API finds no route.
+  const moderation = route?.section === MODERATION_SECTION.label
   return (
-    <Layout sections={SECTIONS} current={route?.section ?? null}>
-      {route ? route.render() : <NotFound />}
+    <Layout sections={operator ? [...SECTIONS, MODERATION_SECTION] : SECTIONS} current={route?.section ?? null}>
+      {!route ? <NotFound /> : !moderation || operator ? route.render() : <NotFound />}
     </Layout>
   )
 }

@@ -10,6 +10,11 @@ import { DomainsPage } from './pages/DomainsPage'
 import { ImportExportPage } from './pages/ImportExportPage'
 import { LinkPage } from './pages/LinkPage'
 import { LinksPage } from './pages/LinksPage'
+import { AccountModeration } from './pages/moderation/AccountModeration'
+import { ActionsLog } from './pages/moderation/ActionsLog'
+import { HostBans } from './pages/moderation/HostBans'
+import { LinkSearch } from './pages/moderation/LinkSearch'
+import { ReportsQueue } from './pages/moderation/ReportsQueue'
 import { TagsPage } from './pages/TagsPage'
 import { BASE } from './router'
 
@@ -24,7 +29,10 @@ export const SECTIONS = [
   { label: 'Account', href: `${BASE}/account` },
 ] as const
 
-export type Section = (typeof SECTIONS)[number]['label']
+/** The operators' entry (ADMIN_EMAILS), shown last and only to them: the page shell marks them (src/modules/dashboard). */
+export const MODERATION_SECTION = { label: 'Moderation', href: `${BASE}/moderation` } as const
+
+export type Section = (typeof SECTIONS)[number]['label'] | typeof MODERATION_SECTION.label
 
 interface Route {
   /** The path without /app; its groups are the page's parameters, given to `page` decoded. */
@@ -44,6 +52,11 @@ const ROUTES: Route[] = [
   { path: /^\/agents\/([^/]+)$/, section: 'Agents', page: ([agentId = '']) => <AgentPage key={agentId} agentId={agentId} /> },
   { path: /^\/approvals$/, section: 'Approvals', page: () => <ApprovalsPage /> },
   { path: /^\/account(?:\/.*)?$/, section: 'Account', page: () => <AccountPage /> },
+  { path: /^\/moderation\/?$/, section: 'Moderation', page: () => <ReportsQueue /> },
+  { path: /^\/moderation\/links$/, section: 'Moderation', page: () => <LinkSearch /> },
+  { path: /^\/moderation\/hosts$/, section: 'Moderation', page: () => <HostBans /> },
+  { path: /^\/moderation\/accounts(?:\/([^/]+))?$/, section: 'Moderation', page: ([accountId = '']) => <AccountModeration key={accountId} accountId={accountId} /> },
+  { path: /^\/moderation\/actions$/, section: 'Moderation', page: () => <ActionsLog /> },
 ]
 
 /** The route of an /app path (without /app) and its decoded parameters; null when no page has that path. */

@@ -6,6 +6,7 @@ import { GRANTABLE_SCOPES, scopeList } from '../access'
 import { Choices, ShownOnce } from '../components/Choices'
 import { ConfirmDialog, ErrorNotice, formatDate, Loading } from '../components/ui'
 import { useSubmit } from '../lib/useSubmit'
+import { useOperator } from './moderation/operator'
 
 type KeyRecord = Schemas['ApiKeyListResponse']['data']['keys'][number]
 
@@ -52,7 +53,11 @@ export function KeysPanel() {
   )
 }
 
+/** What an operator may give a key besides the OAuth scopes: the admin API, which is no OAuth scope. */
+const ADMIN_CHOICE = { admin: 'the admin API (moderation), for operators only' }
+
 function CreateKeyForm({ onCreated }: { onCreated: (key: { name: string; key: string }) => void }) {
+  const operator = useOperator()
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
   const { busy, error, run } = useSubmit()
@@ -72,7 +77,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: { name: string; key: st
         <label for="key-name">Key name</label>
         <input id="key-name" required maxLength={64} placeholder="CI deploys" value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </div>
-      <Choices legend="Scopes" hint="None ticked: full access, including managing keys and Agents." options={GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} />
+      <Choices legend="Scopes" hint="None ticked: full access, including managing keys and Agents." options={operator ? { ...GRANTABLE_SCOPES, ...ADMIN_CHOICE } : GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create key'}

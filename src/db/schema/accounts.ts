@@ -14,6 +14,11 @@ export const accounts = pgTable('accounts', {
   planInterval: text('plan_interval'),
   proSince: timestamp('pro_since', { withTimezone: true, mode: 'date' }),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  /**
+   * Set while an operator has suspended the account (docs/operators.md): its credentials were revoked,
+   * its links disabled, and sign-in is refused until an operator restores it.
+   */
+  suspendedAt: timestamp('suspended_at', { withTimezone: true, mode: 'date' }),
 })
 
 /**

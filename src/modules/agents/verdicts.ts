@@ -88,6 +88,7 @@ export function accessTokens(services: Services): AccessTokens {
         resource: oauthTokens.resource,
         expiresAt: oauthTokens.expiresAt,
         revokedAt: oauthTokens.revokedAt,
+        suspendedAt: accounts.suspendedAt,
       })
       .from(oauthTokens)
       .innerJoin(agents, eq(agents.id, oauthTokens.agentId))
@@ -95,7 +96,8 @@ export function accessTokens(services: Services): AccessTokens {
       .where(and(eq(oauthTokens.tokenHash, hash), eq(oauthTokens.kind, 'access')))
       .limit(1)
     if (!row) return null
-    if (row.revokedAt !== null || row.agentStatus !== 'active') return { refused: true, accountId: row.accountId, agentId: row.agentId }
+    // A suspended account's tokens are revoked; one issued as the suspension committed is refused too.
+    if (row.revokedAt !== null || row.suspendedAt !== null || row.agentStatus !== 'active') return { refused: true, accountId: row.accountId, agentId: row.agentId }
     const verdict: Verdict = {
       tokenId: row.tokenId,
       familyId: row.familyId,

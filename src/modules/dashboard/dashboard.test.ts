@@ -72,6 +72,20 @@ describe('the dashboard page', () => {
     expect(html).not.toMatch(/mk_[A-Za-z0-9_-]{8,}/)
   })
 
+  test('the shell marks an operator (ADMIN_EMAILS) and no one else', async () => {
+    expect(await (await get('/app', { cookie })).text()).not.toContain('name="operator"')
+    const { id } = await newAccount(services.db)
+    const operatorEmail = `${id.toLowerCase()}@example.test`
+    const operatorServices = { ...services, config: { ...services.config, adminEmails: [operatorEmail] } }
+    const operatorApp = new Elysia().use(dashboardModule(operatorServices, { distDir }))
+    const session = await createSession(services, id, 'email-code')
+    const operatorCookie = `${cookieName(services.config, 'session')}=${session.token}`
+    const html = await (await operatorApp.handle(new Request('http://localhost/app', { headers: { cookie: operatorCookie } }))).text()
+    expect(html).toContain('<meta name="operator" content="1">')
+    // The member's session on the same instance gets no mark.
+    expect(await (await operatorApp.handle(new Request('http://localhost/app', { headers: { cookie } }))).text()).not.toContain('name="operator"')
+  })
+
   test('a build that is missing says how to make it (503), to a signed-in person', async () => {
     const bare = new Elysia().use(dashboardModule(services, { distDir: mkdtempSync(join(tmpdir(), 'no-dashboard-')) }))
     const response = await bare.handle(new Request('http://localhost/app', { headers: { cookie } }))

@@ -3,7 +3,9 @@
 //                            immutable, sent brotli- or gzip-compressed as the browser accepts (compressed
 //                            at build)
 //   GET /app, /app/<path>    signed out: 303 to /signin?next=<this page>; signed in: the page shell with the
-//                            session's CSRF token in a meta tag; the page then calls the public API with the
+//                            session's CSRF token in a meta tag (and an operator mark for operators, so
+//                            the page shows the moderation section without asking the admin API, which
+//                            answers 404 to everyone else); the page then calls the public API with the
 //                            session cookie (and that token on writes), like any other client
 //   GET /favicon.ico         the same icon, for the pages that name none (sign-in, consent, approvals): a
 //                            browser asks every origin for it, and a 404 there is an error in its console
@@ -15,6 +17,7 @@ import { Elysia } from 'elysia'
 import { escapeHtml, htmlPage, redirect } from '../../lib/html'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
+import { isOperator } from '../keys/admin-scope'
 import { signInUrl } from '../signin/next'
 import { readSession } from '../signin/service'
 
@@ -103,7 +106,8 @@ export function dashboardModule(services: Services, options: { distDir?: string 
     const session = await readSession(services, request)
     if (!session) return redirect(signInUrl(url.pathname + url.search))
     if (!built) return notBuilt()
-    const html = built.shell.replace(CSRF_META, `<meta name="csrf-token" content="${escapeHtml(session.csrfToken)}">`)
+    const operator = isOperator(services.config, session.account.email) ? '<meta name="operator" content="1">' : ''
+    const html = built.shell.replace(CSRF_META, `<meta name="csrf-token" content="${escapeHtml(session.csrfToken)}">${operator}`)
     return new Response(html, { headers: PAGE_HEADERS })
   }
   return new Elysia({ name: 'modules.dashboard' })

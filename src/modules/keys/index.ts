@@ -6,6 +6,7 @@ import { Elysia } from 'elysia'
 import type { Auth } from '../../plugins/auth'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
+import { isOperator } from './admin-scope'
 import { ApiKeyParams, apiKeyModels, MAX_LIVE_KEYS } from './model'
 import { createKey, listKeys, revokeKey } from './service'
 import { KEY_VERDICT_TTL_MS } from './verdicts'
@@ -32,7 +33,7 @@ export function keysModule(services: Services, auth: Auth) {
     .post(
       KEYS_PATH,
       async ({ account, body, set }) => {
-        const created = await createKey(services, account.id, body)
+        const created = await createKey(services, account.id, body, isOperator(services.config, account.email))
         set.status = 201
         set.headers['cache-control'] = 'no-store'
         return ok(created)
@@ -45,7 +46,7 @@ export function keysModule(services: Services, auth: Auth) {
           operationId: 'createApiKey',
           tags: ['account'],
           summary: 'Create an API key',
-          description: `The key is in this answer only (data.key); the service keeps its hash. Without scopes (absent or null) it has the account's full access; with scopes it is held to them on every route as an Agent's token is (403 INSUFFICIENT_SCOPE elsewhere) and cannot reach the human-only routes. At most ${MAX_LIVE_KEYS} live keys an account: one more is 409 API_KEY_LIMIT_REACHED. ${WHO}`,
+          description: `The key is in this answer only (data.key); the service keeps its hash. Without scopes (absent or null) it has the account's full access; with scopes it is held to them on every route as an Agent's token is (403 INSUFFICIENT_SCOPE elsewhere) and cannot reach the human-only routes. An operator (ADMIN_EMAILS) may give a key the scope \`admin\`, which opens the admin API to it and is no OAuth scope; anyone else asking for it is refused as for a scope that does not exist. At most ${MAX_LIVE_KEYS} live keys an account: one more is 409 API_KEY_LIMIT_REACHED. ${WHO}`,
         },
       },
     )

@@ -10,7 +10,7 @@ export const KEY_NAME_MAX = 64
 /** What a key may be restricted to: the OAuth scopes but offline_access (a key has no refresh token). */
 export const KEY_SCOPES = (Object.keys(SCOPES) as Scope[]).filter((scope) => scope !== 'offline_access')
 
-const scopesDescription = `null: the account's full access (also the human-only routes: API keys, Agents, approvals, consent). Otherwise the OAuth scopes the key is held to, like an Agent's token: ${KEY_SCOPES.join(', ')}.`
+const scopesDescription = `null: the account's full access (also the human-only routes: API keys, Agents, approvals, consent). Otherwise the OAuth scopes the key is held to, like an Agent's token: ${KEY_SCOPES.join(', ')}; and, for an operator's key only, \`admin\` (the admin API).`
 
 export const ApiKey = t.Object({
   id: t.String({ pattern: idPattern('apiKey') }),
@@ -38,7 +38,7 @@ export const ApiKeyListResponse = t.Object(
 export const CreateApiKeyRequest = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: KEY_NAME_MAX, description: `1-${KEY_NAME_MAX} characters once trimmed` }),
-    scopes: t.Optional(t.Union([t.Array(t.String({ maxLength: 40 }), { minItems: 1, maxItems: KEY_SCOPES.length }), t.Null()], { description: `Absent or null: full access. ${scopesDescription}` })),
+    scopes: t.Optional(t.Union([t.Array(t.String({ maxLength: 40 }), { minItems: 1, maxItems: KEY_SCOPES.length + 1 }), t.Null()], { description: `Absent or null: full access. ${scopesDescription}` })),
   },
   { examples: [{ name: 'CI deploys', scopes: ['links:read', 'links:write'] }, { name: 'Laptop' }] },
 )

@@ -7,7 +7,7 @@ import { isId } from '../../lib/ids'
 import { ApiError } from '../../plugins/errors'
 import { announceRevocation } from '../../plugins/revocations'
 import type { Services } from '../../services'
-import type { Scope } from '../../lib/agent-access'
+import { ADMIN_SCOPE } from './admin-scope'
 import { KEY_NAME_MAX, KEY_SCOPES, MAX_LIVE_KEYS } from './model'
 import { insertApiKey, keyRevocation, type ApiKeyRow } from './verdicts'
 
@@ -35,12 +35,17 @@ function keyName(raw: string): string {
   return name
 }
 
-function keyScopes(raw: readonly string[] | null | undefined): Scope[] | null {
+/**
+ * The scopes of a new key: OAuth scopes, and `admin` for an operator only (admin-scope.ts);
+ * anyone else asking for `admin` is answered as for any scope that does not exist.
+ */
+function keyScopes(raw: readonly string[] | null | undefined, operator: boolean): string[] | null {
   if (raw === null || raw === undefined) return null
-  const unknown = raw.find((scope) => !(KEY_SCOPES as string[]).includes(scope))
-  if (unknown !== undefined) throw new ApiError('VALIDATION_FAILED', `body.scopes: "${unknown.slice(0, 40)}" is not a scope a key can hold; one of ${KEY_SCOPES.join(', ')}.`)
+  const holdable: string[] = operator ? [...KEY_SCOPES, ADMIN_SCOPE] : KEY_SCOPES
+  const unknown = raw.find((scope) => !holdable.includes(scope))
+  if (unknown !== undefined) throw new ApiError('VALIDATION_FAILED', `body.scopes: "${unknown.slice(0, 40)}" is not a scope a key can hold; one of ${holdable.join(', ')}.`)
   // Ordered as the scope table, without repeats: the stored list reads the same however it was asked for.
-  return KEY_SCOPES.filter((scope) => raw.includes(scope))
+  return holdable.filter((scope) => raw.includes(scope))
 }
 
 /** The account's live keys, newest first. */
@@ -61,8 +66,10 @@ export async function createKey(
   services: Pick<Services, 'db' | 'now'>,
   accountId: string,
   input: { name: string; scopes?: readonly string[] | null },
+  /** The caller is an operator: the key may carry `admin`. */
+  operator = false,
 ): Promise<KeyView & { key: string }> {
-  const spec = { name: keyName(input.name), scopes: keyScopes(input.scopes) }
+  const spec = { name: keyName(input.name), scopes: keyScopes(input.scopes, operator) }
   const now = new Date(services.now())
   return services.db.transaction(async (tx) => {
     await lockFor(tx, 'apiKeyCreate', accountId)

@@ -103,7 +103,9 @@ export function apiKeyVerdicts(services: Services): ApiKeys {
       .select({ id: accounts.id, email: accounts.email, plan: accounts.plan, keyId: apiKeys.id, scopes: apiKeys.scopes, lastUsedAt: apiKeys.lastUsedAt })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+      // A suspended account's keys are revoked; a key made by a request in flight as the suspension
+      // committed is refused here all the same.
+      .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt), isNull(accounts.suspendedAt)))
       .limit(1)
     if (!row) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked API key.')
     const { lastUsedAt, ...verdict } = row

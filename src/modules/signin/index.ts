@@ -22,7 +22,7 @@ import { DEFAULT_NEXT, FALLBACK_NEXT, returnPath } from './next'
 import { codePage, limitPage, messagePage, nextQuery, signedInPage, signInPage } from './pages'
 import { identityProviders, PROVIDER_NAMES } from './providers'
 import { providerRoutes } from './provider-routes'
-import { checkCsrf, clearSessionCookie, createSession, readSession, revokeSession, sessionCookie, type SignInMethod } from './service'
+import { AccountSuspendedError, checkCsrf, clearSessionCookie, createSession, readSession, revokeSession, sessionCookie, type SignInMethod } from './service'
 import { formDoc, htmlDoc, NEXT_PARAM } from './docs'
 
 /** Paths whose POST body is a form (the body plugin's formPaths). */
@@ -57,7 +57,13 @@ export function signinModule(services: Services) {
   const signIn = async (request: Request, accountId: string, method: SignInMethod, next: string, cookies: string[] = []) => {
     const previous = await readSession(services, request)
     if (previous) await revokeSession(services, previous.id)
-    const session = await createSession(services, accountId, method)
+    let session
+    try {
+      session = await createSession(services, accountId, method)
+    } catch (error) {
+      if (!(error instanceof AccountSuspendedError)) throw error
+      return messagePage(403, 'Account suspended', 'The operators of this service have suspended this account, so it cannot sign in. Its owner was told by e-mail; reply to that message to ask for it back.', { cookies })
+    }
     return redirect(next, { cookies: [...cookies, sessionCookie(config, session.token)] })
   }
 

@@ -53,14 +53,31 @@ export function checkCsrf(holder: Principal | SessionGrant | Session | null | un
   return sameSecret(token, expected)
 }
 
-/** Starts a session for the account; the token goes into the cookie and nowhere else. */
+/** Thrown by createSession for an account an operator has suspended (docs/operators.md): no sign-in. */
+export class AccountSuspendedError extends Error {
+  constructor() {
+    super('account suspended')
+    this.name = 'AccountSuspendedError'
+  }
+}
+
+/**
+ * Starts a session for the account; the token goes into the cookie and nowhere else. Throws
+ * AccountSuspendedError while an operator has suspended the account. The account's row is read FOR
+ * SHARE, so a suspension committing meanwhile is either waited for (and seen) or waits for this session
+ * (and revokes it).
+ */
 export async function createSession(services: Pick<Services, 'db' | 'now'>, accountId: string, method: SignInMethod) {
   const token = SESSION_TOKEN_PREFIX + randomBase64url(32)
   const now = new Date(services.now())
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
   const id = newId('session')
-  await services.db.insert(humanSessions).values({ id, tokenHash: hashSecret(token), accountId, method, expiresAt, createdAt: now })
-  return { id, token, expiresAt }
+  return services.db.transaction(async (tx) => {
+    const [account] = await tx.select({ suspendedAt: accounts.suspendedAt }).from(accounts).where(eq(accounts.id, accountId)).for('share')
+    if (account?.suspendedAt) throw new AccountSuspendedError()
+    await tx.insert(humanSessions).values({ id, tokenHash: hashSecret(token), accountId, method, expiresAt, createdAt: now })
+    return { id, token, expiresAt }
+  })
 }
 
 /** Set-Cookie for a new session: Max-Age is the session's whole life. */
