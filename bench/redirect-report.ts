@@ -1,6 +1,6 @@
 // The redirect bench's figures per server (bench/run.ts): medians over the alternating rounds of
-// requests/s, p50/p99 and CPU per request of every measured process, the ratios, --compare's difference
-// to the reference, and the printed summary.
+// requests/s, p50/p99 and CPU per request of every measured process, the ratios (the routed links' to
+// the plain ones too), --compare's difference to the reference, and the printed summary.
 import type { checkClicks } from './click-check'
 import { median } from './procs'
 import { formatVerdicts, type Verdict } from './redirect-targets'
@@ -19,6 +19,9 @@ export const SERVERS = {
   bare: { label: 'bare Bun.serve 302 (ceiling)', process: 'baseline' },
   floor: { label: 'capture floor', process: 'floor' },
   redirector: { label: 'redirector (warm cache)', process: 'redirect' },
+  // The same redirector on the routed links (bench/routed-links.ts), as many as the plain ones.
+  rules: { label: 'redirector, 10th of 10 rules', process: 'redirect' },
+  ab: { label: 'redirector, sticky A/B', process: 'redirect' },
   reference: { label: 'reference redirector', process: 'reference' },
   embedded: { label: 'embedded default (1 link)', process: 'embedded' },
 } satisfies Record<string, Server>
@@ -76,6 +79,19 @@ const ratioList = (ratios: number[]) => ratios.map((x) => x.toFixed(3)).join(' '
  */
 export function roundRatios(server: ServerSummary, floor: ServerSummary): number[] {
   return server.runs.map((run, i) => run.rps / floor.runs[i]!.rps)
+}
+
+/**
+ * The redirector on the routed links over the same redirector on the plain links: the ratio of the medians
+ * (what the targets read), round by round, and what routing added to the serving thread's CPU per request.
+ */
+export function routedRatios(plain: ServerSummary, rules: ServerSummary, ab: ServerSummary) {
+  const of = (routed: ServerSummary) => ({
+    toPlain: routed.rps / plain.rps,
+    byRound: roundRatios(routed, plain),
+    servingCpuUsAdded: routed.servingThreadCpuUsPerRequest - plain.servingThreadCpuUsPerRequest,
+  })
+  return { rules: of(rules), ab: of(ab) }
 }
 
 /** Below this, the floor's slowest round over its fastest, the machine's speed changed during the run. */
@@ -138,6 +154,12 @@ export function othersLines(servers: ServerSummary[], serverProcesses: string[])
   })
 }
 
+export function routedLine(r: ReturnType<typeof routedRatios>): string {
+  const one = (name: string, x: ReturnType<typeof routedRatios>['rules']) =>
+    `${name} ${x.toPlain.toFixed(3)} (per round ${ratioList(x.byRound)}; serving thread ${x.servingCpuUsAdded >= 0 ? '+' : ''}${x.servingCpuUsAdded.toFixed(2)} µs/req)`
+  return `routed links over the plain links: ${one('10 rules', r.rules)}, ${one('A/B', r.ab)}`
+}
+
 export function comparisonLine(c: ReturnType<typeof comparison>): string {
   return `this tree vs ${c.reference}: req/s ${pct(c.rps)}, CPU per request ${pct(c.cpuPerRequest)} (medians); ` +
     `paired by round: req/s ${pct(c.pairedRps)}, CPU per request ${pct(c.pairedCpuPerRequest)} (median of ${c.rounds})`
@@ -158,6 +180,8 @@ export function printSummary(s: {
   ratios: { redirector: { toBare: number; toFloor: number }; floorToBare: number; reference?: { toBare: number; toFloor: number }; embedded?: { toBare: number; toFloor: number } }
   /** Round by round over the floor (roundRatios), and the floor's own steadiness. */
   rounds: { redirector: number[]; reference?: number[]; embedded?: number[]; floor: ReturnType<typeof floorSteadiness> }
+  /** The routed links over the plain ones (routedRatios). */
+  routed?: ReturnType<typeof routedRatios>
   paced: { targetRps: number; rps: number; p50Ms: number; p99Ms: number; non3xx: number; cores: Record<string, number> }
   /** The capture floor paced to the same rate: the p99 this machine gives any server at that rate. */
   floorPaced: { rps: number; p50Ms: number; p99Ms: number; cores: Record<string, number> }
@@ -182,6 +206,7 @@ export function printSummary(s: {
       (s.rounds.reference ? `; reference ${ratioList(s.rounds.reference)}` : '') +
       (s.rounds.embedded ? `; embedded ${ratioList(s.rounds.embedded)}` : ''),
     ...(s.rounds.floor.warning ? [`  NOTE ${s.rounds.floor.warning}`] : []),
+    ...(s.routed ? [routedLine(s.routed)] : []),
     `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
     `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
     'CPU of the other processes (medians over each server\'s runs):',

@@ -43,6 +43,23 @@ describe('redirectVerdicts', () => {
     expect(embedded({ rps: 90_000, p99Ms: 10 })).toEqual([`embedded default p99 < ${REDIRECT_TARGETS.embeddedP99Ms} ms under full load`])
   })
 
+  test('the routed links, when measured: each at least 0.9 of the plain links\' rate in the same run', () => {
+    const rules = `10-rule link / plain link >= ${REDIRECT_TARGETS.rulesRatio}`
+    const ab = `A/B link / plain link >= ${REDIRECT_TARGETS.abRatio}`
+    const routed = (r: { rulesRps: number; abRps: number }) => missed({ routed: r })
+    // Against the redirector's plain rate (90,000 here), not the floor's.
+    expect(redirectVerdicts({ ...passing, routed: { rulesRps: 81_000, abRps: 81_000 } })).toHaveLength(6)
+    expect(routed({ rulesRps: 81_000, abRps: 90_000 })).toEqual([])
+    expect(routed({ rulesRps: 80_999, abRps: 90_000 })).toEqual([rules])
+    expect(routed({ rulesRps: 90_000, abRps: 80_999 })).toEqual([ab])
+    expect(routed({ rulesRps: 0, abRps: 0 })).toEqual([rules, ab])
+    // Plain links that served nothing cannot make the routed ones pass.
+    expect(missed({ redirectorRps: 0, routed: { rulesRps: 81_000, abRps: 81_000 } })).toContain(rules)
+    const text = formatVerdicts(redirectVerdicts({ ...passing, routed: { rulesRps: 85_500, abRps: 72_000 } }))
+    expect(text).toMatch(/met\s+10-rule link \/ plain link >= 0\.9\s+0\.950/)
+    expect(text).toMatch(/MISSED\s+A\/B link \/ plain link >= 0\.9\s+0\.800/)
+  })
+
   test('a non-redirect response anywhere is a miss', () => {
     expect(missed({ non3xx: 1 })).toEqual(['every response a redirect'])
   })

@@ -1,5 +1,6 @@
-// The redirect bench's targets (issue 22, "Done when") and the one verdict over a run's measurements:
-// a pure function, so what counts as met is tested apart from wrk and the servers.
+// The redirect bench's targets (issue 22, "Done when"; the routed links' from the routing issue) and
+// the one verdict over a run's measurements: a pure function, so what counts as met is tested apart from
+// wrk and the servers.
 
 export const REDIRECT_TARGETS = {
   /** Redirector requests/s over the capture floor's (bench/capture-floor.ts), medians of the same run. */
@@ -12,6 +13,10 @@ export const REDIRECT_TARGETS = {
   embeddedFloorRatio: 0.75,
   /** …and its p99 under full load. */
   embeddedP99Ms: 10,
+  /** The redirector on links whose tenth rule is the first to match: its requests/s over the plain links'. */
+  rulesRatio: 0.9,
+  /** …on links with a running sticky A/B test of two variants. */
+  abRatio: 0.9,
 } as const
 
 export interface RedirectMeasurements {
@@ -26,6 +31,8 @@ export interface RedirectMeasurements {
   non3xx: number
   /** The embedded default's median requests/s and p99 at full load, when it was measured. */
   embedded?: { rps: number; p99Ms: number }
+  /** The redirector's median requests/s on the routed links (bench/routed-links.ts), when measured. */
+  routed?: { rulesRps: number; abRps: number }
 }
 
 export interface Verdict { target: string; measured: string; met: boolean }
@@ -43,6 +50,16 @@ export function redirectVerdicts(m: RedirectMeasurements, targets = REDIRECT_TAR
     },
     { target: 'every response a redirect', measured: `${m.non3xx} non-3xx`, met: m.non3xx === 0 },
     ...(m.embedded ? embeddedVerdicts(m.embedded, m.floorRps, targets) : []),
+    ...(m.routed ? routedVerdicts(m.routed, m.redirectorRps, targets) : []),
+  ]
+}
+
+/** Each routed link against the plain links of the same run (ratio of the medians). */
+function routedVerdicts(routed: { rulesRps: number; abRps: number }, plainRps: number, targets: typeof REDIRECT_TARGETS): Verdict[] {
+  const of = (rps: number) => (plainRps > 0 ? rps / plainRps : 0)
+  return [
+    { target: `10-rule link / plain link >= ${targets.rulesRatio}`, measured: of(routed.rulesRps).toFixed(3), met: of(routed.rulesRps) >= targets.rulesRatio },
+    { target: `A/B link / plain link >= ${targets.abRatio}`, measured: of(routed.abRps).toFixed(3), met: of(routed.abRps) >= targets.abRatio },
   ]
 }
 

@@ -4,9 +4,11 @@
 // alternately with the same wrk settings and aliases, four servers: the bare Bun.serve 302
 // (bench/baseline.ts, the ceiling), the capture floor (bench/capture-floor.ts: the least a
 // click-recording redirect does), the redirector (warm cache, click capture and enrichment on) and the
-// embedded default (one-process/main.ts with nothing configured, one warm guest link, chDB inside). It
-// reports requests/s, p50/p99 and CPU per request of each server process, the redirector's ratios to
-// both, a paced run at half the redirector's rate, clicks recorded vs served, and the targets' verdicts.
+// embedded default (one-process/main.ts with nothing configured, one warm guest link, chDB inside); and
+// the redirector again on routed links (bench/routed-links.ts: the tenth of ten rules matching, a sticky
+// A/B test), as many as the plain ones. It reports requests/s, p50/p99 and CPU per request of each server
+// process, the redirector's ratios to both, the routed links' to the plain ones, a paced run at half the
+// redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
 //   bun run bench [--duration 10s] [--warmup 10s] [--connections 64] [--threads 1] [--links 1000] [--rounds 2]
 //                 [--timeout 300s] [--pin] [--compare <git-rev>] [--profile <dir>] [--server-env NAME=VALUE ...] [--no-fail]
@@ -24,21 +26,24 @@
 // this tree (bare, floor, redirector, embedded, reference and the API), to measure a runtime setting on
 // all of them alike; the summary names them.
 // Targets (bench/redirect-targets.ts): redirector >= 0.85 of the floor's requests/s; p99 < 3 ms at half
-// the redirector's rate; clicks in ClickHouse equal redirects served within 2 s after the load stops.
+// the redirector's rate; clicks in ClickHouse equal redirects served within 2 s after the load stops;
+// each routed link >= 0.9 of the plain links' requests/s.
 // Exits 1 when one is missed (--no-fail: 0, for exploratory runs). Writes bench/results/redirect-latest.json
 // (git-ignored). Everything it starts, it stops (also on error and SIGINT).
 import { Redis } from 'ioredis'
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { join, resolve } from 'node:path'
+import { parseConfig } from '../core/config'
 import { linkCacheKey } from '../core/link-cache'
-import { openDatabase } from '../src/db/client'
+import { openDatabase, type Db } from '../src/db/client'
 import { spawnChdbHttp } from '../test/support/chdb-http-process'
 import { checkClicks, type ClickSource } from './click-check'
 import { benchRun, freePorts, log, median, optionReader, serverEnvOption, sh, startApiAndRedirector, startChild, startServices, waitFor, withCpu, type CpuSource } from './procs'
-import { comparison, envList, floorSteadiness, printSummary, ratios, roundRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
+import { comparison, envList, floorSteadiness, printSummary, ratios, roundRatios, routedRatios, SERVERS, servingThread, summarise, type Run, type Server, type ServerSummary } from './redirect-report'
 import { REDIRECT_TARGETS, redirectVerdicts } from './redirect-targets'
-import { deleteSeededLinks, seedLinks, warmCache } from './seed'
+import { expectDestinations, routedSets, type RoutedSet } from './routed-links'
+import { deleteSeededLinks, seedLinks, warmCache, type SeededLinks } from './seed'
 import { durationMs, killRunningWrk, runWrk, writeWrkScript } from './wrk'
 import { METRICS_TEST_TOKEN, scrapeMetrics } from '../test/support/metrics'
 
@@ -61,8 +66,9 @@ function parseOptions(args: string[]): Options {
   const profile = args.includes('--profile') ? value('--profile', '') : null
   if (profile === '' || profile?.startsWith('--')) throw new Error('--profile needs a directory')
   // Setup (services, engines, seeding) plus every wrk run and pause plus the click check, with room to
-  // spare; the reference adds a worktree, a process, its warm-up and a run per round.
-  const servers = compare === null ? 3 : 4
+  // spare; the reference adds a worktree, a process, its warm-up and a run per round. Servers: bare,
+  // floor, redirector on plain, 10-rule and A/B links, embedded default (and the reference).
+  const servers = compare === null ? 6 : 7
   const needed = (compare === null ? 120_000 : 180_000) + (servers * rounds + 1) * durationMs(duration) + servers * (durationMs(warmup) + SETTLE_MS) + servers * rounds * SETTLE_MS + 60_000
   const timeoutMs = args.includes('--timeout') ? durationMs(value('--timeout', '300s')) : Math.max(300_000, needed)
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
@@ -115,12 +121,15 @@ async function main() {
   const database = await openDatabase({ databaseUrl, dataDir: workDir })
   cleanup.push('postgres client', () => database.close())
   const seeded = await seedLinks(database.db, { count: options.links, domain: shortDomain })
+  // Every seeded link (the routed ones join below) and its cache entry go at cleanup.
+  const seededIds = [...seeded.ids]
+  const seededAliases = [...seeded.aliases]
   cleanup.push('seeded links and their cache entries', async () => {
-    await deleteSeededLinks(database.db, seeded.ids)
+    await deleteSeededLinks(database.db, seededIds)
     const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
     await redis.connect()
-    for (let i = 0; i < seeded.aliases.length; i += 500) {
-      await redis.del(...seeded.aliases.slice(i, i + 500).map((a) => linkCacheKey(seeded.domain, a)))
+    for (let i = 0; i < seededAliases.length; i += 500) {
+      await redis.del(...seededAliases.slice(i, i + 500).map((a) => linkCacheKey(seeded.domain, a)))
     }
     redis.disconnect()
   })
@@ -132,6 +141,11 @@ async function main() {
   const heads = await warmCache(redirectUrl, seeded.aliases, 'HEAD')
   if (heads.redirects !== seeded.aliases.length) throw new Error(`HEAD: ${heads.redirects} of ${seeded.aliases.length} redirected; others ${JSON.stringify(heads.failures)}`)
   log(`seeded ${seeded.ids.length} links (${seeded.idPrefix}*), warm-up: ${warm.redirects} GET redirects (clicks) + ${heads.redirects} HEAD (not clicks)`)
+  const routed = await seedRouted(database.db, env, seeded.idPrefix, shortDomain, redirectUrl, (links) => {
+    seededIds.push(...links.ids)
+    seededAliases.push(...links.aliases)
+  })
+  const routedWarmUp = routed.reduce((n, r) => n + r.warmUp, 0)
 
   const reference = options.compare === null ? null : await startReference(options.compare, env, referencePort, seeded.aliases)
 
@@ -179,11 +193,15 @@ async function main() {
     return { ...result, cores: { ...cores, wrk: wrkCores }, cpuUsed: { ...cpuSeconds, wrk: result.cpuSeconds } }
   }
 
-  // Each round runs every server once, in the same order, with a pause after each run.
+  // Each round runs every server once, in the same order, with a pause after each run. The redirector on
+  // the routed links right after it on the plain ones, so a round measures the three seconds apart.
+  const routedScript = (name: RoutedSet['name']) => writeWrkScript(join(workDir, `${name}.lua`), { aliases: routed.find((r) => r.name === name)!.aliases })
   const measured: Array<{ server: Server; url: string; headers: string[]; runs: Run[]; script?: string }> = [
     { server: SERVERS.bare, url: baselineUrl, headers: [], runs: [] },
     { server: SERVERS.floor, url: floorUrl, headers: [], runs: [] },
     { server: SERVERS.redirector, url: redirectUrl, headers: [], runs: [] },
+    { server: SERVERS.rules, url: redirectUrl, headers: [], runs: [], script: routedScript('rules') },
+    { server: SERVERS.ab, url: redirectUrl, headers: [], runs: [], script: routedScript('ab') },
   ]
   // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take the
   // same default-domain path: by its own port it would be matched as an IP host, a little dearer.
@@ -208,7 +226,7 @@ async function main() {
     }
   }
   const runsOf = (server: Server) => measured.find((m) => m.server === server)?.runs
-  const [bareRuns, floorRuns, redirectRuns, referenceRuns, embeddedRuns] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.reference, SERVERS.embedded].map(runsOf) as [Run[], Run[], Run[], Run[] | undefined, Run[]]
+  const [bareRuns, floorRuns, redirectRuns, referenceRuns, embeddedRuns, rulesRuns, abRuns] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.reference, SERVERS.embedded, SERVERS.rules, SERVERS.ab].map(runsOf) as [Run[], Run[], Run[], Run[] | undefined, Run[], Run[], Run[]]
 
   // Paced at half the redirector's rate: each connection pauses between requests. A pause of
   // connections/rate alone undershoots (the response time and wrk's millisecond timers add to each
@@ -230,13 +248,15 @@ async function main() {
   const floorPaced = (await pacedRun(floorUrl, 'floor', 'capture floor')).paced
 
   const loadWarmUp = (server: Server) => { const run = warmUps.get(server); return run ? [run] : [] }
-  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects, runs: [...loadWarmUp(SERVERS.redirector), ...redirectRuns, pilot, paced] }]
+  // The redirector's clicks: of the plain and the routed links alike (one id prefix, one served count).
+  const redirectorLoad = [...loadWarmUp(SERVERS.redirector), ...redirectRuns, ...loadWarmUp(SERVERS.rules), ...rulesRuns, ...loadWarmUp(SERVERS.ab), ...abRuns, pilot, paced]
+  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects + routedWarmUp, runs: redirectorLoad }]
   if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: [...loadWarmUp(SERVERS.reference), ...referenceRuns!] })
   const clicks = await checkClicks(chdb.url, seeded.idPrefix, sources)
 
   const servers = measured.map((m) => summarise(m.runs, m.server))
   const summaryOf = (server: Server) => servers.find((s) => s.label === server.label)
-  const [bare, floorSummary, redirectorSummary, embeddedSummary] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.embedded].map(summaryOf) as [ServerSummary, ServerSummary, ServerSummary, ServerSummary]
+  const [bare, floorSummary, redirectorSummary, embeddedSummary, rulesSummary, abSummary] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.embedded, SERVERS.rules, SERVERS.ab].map(summaryOf) as [ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary]
   const referenceSummary = summaryOf(SERVERS.reference)
   const verdicts = redirectVerdicts({
     redirectorRps: redirectorSummary.rps,
@@ -244,8 +264,9 @@ async function main() {
     pacedP99Ms: paced.latency.p99 / 1000,
     clicksEqualAfterMs: clicks.equalAfterMs,
     servedConsistent: clicks.servedConsistent,
-    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, pilot, paced, floorPaced, ...(referenceRuns ?? []), ...embeddedRuns].reduce((sum, r) => sum + r.non3xx, 0),
+    non3xx: [...bareRuns, ...floorRuns, ...redirectRuns, ...rulesRuns, ...abRuns, pilot, paced, floorPaced, ...(referenceRuns ?? []), ...embeddedRuns].reduce((sum, r) => sum + r.non3xx, 0),
     embedded: { rps: embeddedSummary.rps, p99Ms: embeddedSummary.p99Ms },
+    routed: { rulesRps: rulesSummary.rps, abRps: abSummary.rps },
   })
   const summary = {
     at: new Date().toISOString(),
@@ -253,7 +274,7 @@ async function main() {
     wrk: { threads: options.threads, connections: options.connections, duration: options.duration, warmup: options.warmup, rounds: options.rounds, pinned: options.pin },
     serverEnv: options.serverEnv,
     links: options.links,
-    servers: { bare, floor: floorSummary, redirector: redirectorSummary, ...(referenceSummary ? { reference: referenceSummary } : {}), embedded: embeddedSummary },
+    servers: { bare, floor: floorSummary, redirector: redirectorSummary, rules: rulesSummary, ab: abSummary, ...(referenceSummary ? { reference: referenceSummary } : {}), embedded: embeddedSummary },
     ratios: {
       redirector: ratios(redirectorSummary, bare, floorSummary),
       floorToBare: floorSummary.rps / bare.rps,
@@ -266,6 +287,7 @@ async function main() {
       embedded: roundRatios(embeddedSummary, floorSummary),
       floor: floorSteadiness(floorSummary),
     },
+    routed: routedRatios(redirectorSummary, rulesSummary, abSummary),
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     floorPaced: { rps: floorPaced.rps, p50Ms: floorPaced.latency.p50 / 1000, p99Ms: floorPaced.latency.p99 / 1000, cores: floorPaced.cores },
     clicks,
@@ -289,6 +311,31 @@ function describe(r: Run): string {
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
   const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
   return `${Math.round(r.rps)} req/s, p50 ${(r.latency.p50 / 1000).toFixed(2)} ms, p99 ${(r.latency.p99 / 1000).toFixed(2)} ms, ${r.requests} responses, non-3xx ${r.non3xx}${errors ? `, errors: ${errors}` : ''}; cores: ${cores}`
+}
+
+/**
+ * The routed links (bench/routed-links.ts): for each routing, as many links as the plain ones under the
+ * plain ones' id prefix plus its name (one prefix counts every click), its stored form in each row; each
+ * requested once with GET (the API resolves it and writes its record through; a click) and once with HEAD
+ * (no click), every redirect checked to go where the routing says.
+ */
+async function seedRouted(db: Db, env: Record<string, string | undefined>, idPrefix: string, domain: string, redirectUrl: string, seededNow: (links: SeededLinks) => void) {
+  const sets = await routedSets({ config: parseConfig(env), db, now: Date.now })
+  const routed: Array<{ name: RoutedSet['name']; aliases: string[]; warmUp: number }> = []
+  for (const set of sets) {
+    const links = await seedLinks(db, { count: options.links, domain, idPrefix: `${idPrefix}${set.name}_`, routing: set.routing })
+    seededNow(links)
+    const warm = await warmCache(redirectUrl, links.aliases)
+    const heads = await warmCache(redirectUrl, links.aliases, 'HEAD')
+    if (warm.redirects !== links.aliases.length || heads.redirects !== links.aliases.length) {
+      throw new Error(`routed links (${set.name}): ${warm.redirects} GET and ${heads.redirects} HEAD of ${links.aliases.length} redirected; others ${JSON.stringify([warm.failures, heads.failures])}`)
+    }
+    expectDestinations(set, warm.locations)
+    expectDestinations(set, heads.locations)
+    log(`seeded ${links.ids.length} routed links (${set.name}, ${links.idPrefix}*), warm-up: ${warm.redirects} GET (clicks) + ${heads.redirects} HEAD, to ${Object.keys(warm.locations).join(' and ')}`)
+    routed.push({ name: set.name, aliases: links.aliases, warmUp: warm.redirects })
+  }
+  return routed
 }
 
 /**

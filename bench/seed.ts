@@ -8,7 +8,7 @@
 import { inArray } from 'drizzle-orm'
 import { writeFileSync } from 'node:fs'
 import type { Db } from '../src/db/client'
-import { links } from '../src/db/schema'
+import { links, type LinkRouting } from '../src/db/schema'
 
 export interface SeededLinks {
   /** Every id starts with this, so clicks of this run can be counted with one prefix. */
@@ -31,16 +31,23 @@ function randomString(length: number): string {
   return out
 }
 
-export async function seedLinks(db: Db, options: { count: number; domain: string; now?: Date }): Promise<SeededLinks> {
+/**
+ * `idPrefix`: the ids' prefix (default a fresh `link_bench_<random>_`); a set seeded beside another one
+ * takes that one's prefix plus a word, so one prefix still counts the clicks of both. `routing`: each
+ * link's routing in its stored form (src/modules/links/routing.ts checkRouting), from which the API
+ * writes the cached record when the link is first resolved.
+ */
+export async function seedLinks(db: Db, options: { count: number; domain: string; now?: Date; idPrefix?: string; routing?: LinkRouting }): Promise<SeededLinks> {
   const now = options.now ?? new Date()
   const domain = options.domain.toLowerCase()
-  const idPrefix = `link_bench_${randomString(8)}_`
+  const idPrefix = options.idPrefix ?? `link_bench_${randomString(8)}_`
   const rows = Array.from({ length: options.count }, (_, i) => ({
     id: `${idPrefix}${i}`,
     domain,
     // 10 random characters: never a reserved word, never taken by an earlier run.
     alias: randomString(10),
     url: `https://example.com/landing?i=${i}`,
+    ...(options.routing && { routing: options.routing }),
     createdAt: now,
     updatedAt: now,
     expiresAt: new Date(now.getTime() + 24 * 3600 * 1000),
@@ -58,6 +65,8 @@ export interface WarmUp {
   redirects: number
   /** Anything else, by status. */
   failures: Record<number, number>
+  /** The redirects by Location. */
+  locations: Record<string, number>
 }
 
 /**
@@ -65,15 +74,18 @@ export interface WarmUp {
  * click each; HEAD redirects too but must never be counted.
  */
 export async function warmCache(baseUrl: string, aliases: string[], method: 'GET' | 'HEAD' = 'GET', concurrency = 16): Promise<WarmUp> {
-  const result: WarmUp = { redirects: 0, failures: {} }
+  const result: WarmUp = { redirects: 0, failures: {}, locations: {} }
   let next = 0
   const worker = async () => {
     while (next < aliases.length) {
       const alias = aliases[next++]!
       const response = await fetch(`${baseUrl}/${alias}`, { method, redirect: 'manual', signal: AbortSignal.timeout(5_000) })
       await response.arrayBuffer()
-      if (response.status >= 300 && response.status < 400) result.redirects++
-      else result.failures[response.status] = (result.failures[response.status] ?? 0) + 1
+      if (response.status >= 300 && response.status < 400) {
+        result.redirects++
+        const location = response.headers.get('location') ?? ''
+        result.locations[location] = (result.locations[location] ?? 0) + 1
+      } else result.failures[response.status] = (result.failures[response.status] ?? 0) + 1
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
