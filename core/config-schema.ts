@@ -145,8 +145,50 @@ export const ENV_SCHEMA = Type.Object({
       default: 50, minimum: 0, maximum: MAX_LIMIT,
       description: 'guest links one network may create per UTC day, across every guest token from it (beside each token\'s own 10); beyond it 429 `GUEST_NETWORK_LIMIT` until midnight UTC. Accounts\' links are not counted',
     }),
-    GUEST_NETWORK_IPV4_PREFIX: Setting.integer({ default: 24, minimum: 8, maximum: 32, description: 'the IPv4 network a guest\'s address counts in (a /24: one home, office or small provider block)' }),
-    GUEST_NETWORK_IPV6_PREFIX: Setting.integer({ default: 56, minimum: 16, maximum: 128, description: 'the IPv6 network a guest\'s address counts in (a /56: what a provider gives one customer)' }),
+    GUEST_NETWORK_IPV4_PREFIX: Setting.integer({ default: 24, minimum: 8, maximum: 32, description: 'the IPv4 network an address counts in, for the guest links per network and for the reports that flag a link (a /24: one home, office or small provider block)' }),
+    GUEST_NETWORK_IPV6_PREFIX: Setting.integer({ default: 56, minimum: 16, maximum: 128, description: 'the IPv6 network an address counts in, as GUEST_NETWORK_IPV4_PREFIX (a /56: what a provider gives one customer)' }),
+    BLOCKLIST_FILES: Setting.text({
+      shape: 'comma-separated paths', unset: 'no list file',
+      description: 'block lists on disk (comma-separated): a destination on one is refused on every write (400 `DESTINATION_BLOCKED`). Each file is a host per line, hosts-file lines (`0.0.0.0 host`), a URL or URL prefix per line, or a CSV with a `url` column (URLhaus\'s dump), recognised from its lines; a host entry covers its subdomains, an IP entry that address. Read at start (a file that cannot be read or parsed stops the start) and at each refresh when it changed',
+    }),
+    BLOCKLIST_URLS: Setting.text({
+      shape: 'comma-separated https URLs', unset: 'no list fetched',
+      description: 'block lists fetched over https at start and every `BLOCKLIST_REFRESH` (`If-None-Match` / `If-Modified-Since`; public addresses only, no redirect followed, at most 64 MB each), in the formats of `BLOCKLIST_FILES`. A failed fetch keeps the last list, is logged and counted, and is tried again within 5 minutes',
+    }),
+    BLOCKLIST_REFRESH: Setting.text({
+      default: '1h', pattern: '^\\d+[smhd]$', lowercase: true, shape: 'a duration: a whole number and s, m, h or d (90s, 15m, 1h), from 10s to 7d',
+      description: 'how often `BLOCKLIST_URLS` are fetched again and changed `BLOCKLIST_FILES` read again',
+    }),
+    BLOCKLIST_ALLOW_HTTP_LOOPBACK: Setting.boolean({
+      default: false,
+      description: '`true`: a list of `BLOCKLIST_URLS` may be fetched from a loopback address, over http too. For tests only: ignored when `NODE_ENV=production`; the server warns at start when it is set',
+    }),
+    NODE_ENV: Setting.text({ lowercase: true, unset: 'not production', description: '`production`: the test-only `BLOCKLIST_ALLOW_HTTP_LOOPBACK` and `REPUTATION_ALLOW_HTTP_LOOPBACK` are ignored (with a warning at start), so a test setting cannot weaken a production server' }),
+    ALLOWLIST_HOSTS: Setting.text({
+      lowercase: true, shape: 'comma-separated host names', unset: 'none',
+      description: 'hosts never blocked whatever a list says (comma-separated); each covers its subdomains',
+    }),
+    ADMIN_EMAILS: Setting.text({
+      lowercase: true, shape: 'comma-separated e-mail addresses', unset: 'no operator',
+      description: 'the operators: accounts whose verified e-mail is one of these (comma-separated, any case) use the admin API',
+    }),
+    REPORTS_TO_FLAG: Setting.integer({ default: 3, minimum: 1, maximum: 1000, description: 'distinct networks whose reports of a guest link flag it (visitors see an interstitial before its destination)' }),
+    SAFE_DNS_URL: Setting.url({
+      protocols: ['https:', 'http:'], unset: 'no DNS check',
+      description: 'a filtering DNS-over-HTTPS resolver spoken to in RFC 8484\'s wire format (e.g. `https://security.cloudflare-dns.com/dns-query`). After a link is created or its destination changed, each destination\'s host is resolved through it: a `0.0.0.0` / `::` or NXDOMAIN answer for a host the system resolver finds flags the link (visitors see a warning first). Never on the request\'s path; 3 s a question; no answer flags nothing',
+    }),
+    WEB_RISK_KEY: Setting.text({
+      secret: true, unset: 'no Web Risk lookup',
+      description: 'API key of a Web Risk lookup (`WEB_RISK_URL`): after a link is created or its destination changed, each destination is looked up for MALWARE and SOCIAL_ENGINEERING, and a threat named flags the link. Never on the request\'s path; 3 s a lookup; no answer flags nothing',
+    }),
+    WEB_RISK_URL: Setting.url({
+      default: 'https://webrisk.googleapis.com/v1/uris:search', protocols: ['https:', 'http:'],
+      description: 'where `WEB_RISK_KEY` is used: `GET <url>?uri=…&threatTypes=MALWARE&threatTypes=SOCIAL_ENGINEERING&key=…`, answered `{}` or `{"threat": {"threatTypes": […]}}` (Google Web Risk\'s `uris.search`)',
+    }),
+    REPUTATION_ALLOW_HTTP_LOOPBACK: Setting.boolean({
+      default: false,
+      description: '`true`: `SAFE_DNS_URL` and `WEB_RISK_URL` may be on a loopback address, over http too. For tests only: ignored when `NODE_ENV=production`; the server warns at start when it is set',
+    }),
   }),
   ...group('Clicks', {
     // ClickHouse prefers about one insert a second of many rows over many small ones: every insert makes a

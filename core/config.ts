@@ -139,6 +139,36 @@ export interface Config {
   limits: Limits
   /** Human sign-in with GitHub or Google (src/modules/signin): present only when its client id and secret are set. */
   identityProviders: { github?: IdentityProviderConfig; google?: IdentityProviderConfig }
+  /** The destination block lists and the allowlist (src/modules/abuse/blocklists.ts). */
+  blocklists: BlocklistConfig
+  /** ADMIN_EMAILS: the operators' e-mail addresses, lower-case. */
+  adminEmails: string[]
+  /** REPORTS_TO_FLAG: distinct networks whose reports of a guest link flag it. */
+  reportsToFlag: number
+  /** The optional reputation checks of new destinations (src/modules/reputation): none configured by default. */
+  reputation: ReputationConfig
+}
+
+export interface ReputationConfig {
+  /** SAFE_DNS_URL: a filtering DNS-over-HTTPS resolver (RFC 8484 wire format); undefined: no DNS check. */
+  safeDnsUrl: string | undefined
+  /** WEB_RISK_URL and WEB_RISK_KEY (its query may not be logged: the key goes there); present when the key is set. */
+  webRisk: { url: string; key: string } | undefined
+  /** REPUTATION_ALLOW_HTTP_LOOPBACK, unless NODE_ENV=production: both services may be on loopback, over http too. Tests only. */
+  allowHttpLoopback: boolean
+}
+
+export interface BlocklistConfig {
+  /** BLOCKLIST_FILES: paths of lists on disk. */
+  files: string[]
+  /** BLOCKLIST_URLS: lists fetched over https (the text as given: its query may hold a key, so it is never logged). */
+  urls: string[]
+  /** BLOCKLIST_REFRESH: how often the URLs are fetched again and changed files read again. */
+  refreshMs: number
+  /** BLOCKLIST_ALLOW_HTTP_LOOPBACK, unless NODE_ENV=production: list URLs may be on loopback, over http too. Tests only. */
+  allowHttpLoopback: boolean
+  /** ALLOWLIST_HOSTS: never blocked, nor their subdomains (lower-case, punycode, no trailing dot). */
+  allowlistHosts: string[]
 }
 
 /** An OAuth app at GitHub or Google that people sign in with; the endpoints are overridable for tests. */
@@ -270,6 +300,10 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     mcpAllowedOrigins: vars.MCP_ALLOWED_ORIGINS,
     limits: limits(vars),
     identityProviders: { github: identityProvider(vars, 'GITHUB'), google: identityProvider(vars, 'GOOGLE') },
+    blocklists: blocklistConfig(vars, warn),
+    adminEmails: adminEmails(vars),
+    reportsToFlag: vars.REPORTS_TO_FLAG,
+    reputation: reputationConfig(vars, env, warn),
   }
 }
 
@@ -345,4 +379,91 @@ function limits(vars: Vars): Limits {
     customDomains: vars[`PLAN_${name}_CUSTOM_DOMAINS`],
   })
   return { plans: { free: plan('FREE'), pro: plan('PRO') }, tagsPerAccount: vars.TAGS_PER_ACCOUNT, sessionRequestsPerMinute: vars.SESSION_REQUESTS_PER_MINUTE }
+}
+
+/** The items of a comma-separated setting, trimmed, blanks dropped. */
+const commaList = (text: string | undefined) => (text ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '')
+
+const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const MIN_BLOCKLIST_REFRESH_MS = 10_000
+// A week; a timer of more than 2^31 - 1 ms (about 24.8 days) would fire at once.
+const MAX_BLOCKLIST_REFRESH_MS = 7 * 86_400_000
+
+/**
+ * BLOCKLIST_*, ALLOWLIST_HOSTS. A list URL must be https, or http with BLOCKLIST_ALLOW_HTTP_LOOPBACK (which
+ * the fetch then holds to loopback). That setting is for tests: with NODE_ENV=production it is ignored,
+ * and either way the start says so.
+ */
+function blocklistConfig(vars: Vars, warn: (line: string) => void): BlocklistConfig {
+  const refresh = vars.BLOCKLIST_REFRESH
+  const refreshMs = Number(refresh.slice(0, -1)) * DURATION_UNIT_MS[refresh.slice(-1)]!
+  if (refreshMs < MIN_BLOCKLIST_REFRESH_MS || refreshMs > MAX_BLOCKLIST_REFRESH_MS) throw new ConfigError('BLOCKLIST_REFRESH', `must be from 10s to 7d, got ${refresh}`)
+  const production = vars.NODE_ENV === 'production'
+  const allowHttpLoopback = vars.BLOCKLIST_ALLOW_HTTP_LOOPBACK && !production
+  if (vars.BLOCKLIST_ALLOW_HTTP_LOOPBACK) {
+    warn(production
+      ? '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: block lists are fetched over https from public addresses only'
+      : '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is for tests only: block lists may be fetched from loopback addresses, over http too')
+  }
+  const urls = commaList(vars.BLOCKLIST_URLS)
+  for (const text of urls) {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      // Not the text: a list URL may carry a key in its query.
+      throw new ConfigError('BLOCKLIST_URLS', 'holds an entry that is not a valid URL')
+    }
+    const shown = `${url.origin}${url.pathname}`
+    if (url.protocol === 'http:' && !allowHttpLoopback) throw new ConfigError('BLOCKLIST_URLS', `${shown} must use https (http only on loopback with BLOCKLIST_ALLOW_HTTP_LOOPBACK=true, for tests)`)
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('BLOCKLIST_URLS', `${shown} must use https`)
+  }
+  const allowlistHosts = commaList(vars.ALLOWLIST_HOSTS).map((text) => {
+    let url: URL | undefined
+    try {
+      url = new URL(`http://${text.includes(':') && !text.startsWith('[') ? `[${text}]` : text}/`)
+    } catch {
+      // reported below
+    }
+    if (!url || url.host !== url.hostname || url.pathname !== '/' || url.username !== '' || url.search !== '' || url.hash !== '') {
+      throw new ConfigError('ALLOWLIST_HOSTS', `must be comma-separated host names, got ${JSON.stringify(text)}`)
+    }
+    return url.hostname.replace(/\.+$/, '')
+  })
+  return { files: commaList(vars.BLOCKLIST_FILES), urls, refreshMs, allowHttpLoopback, allowlistHosts }
+}
+
+/** ADMIN_EMAILS: each an address (lower-cased by the schema). */
+function adminEmails(vars: Vars): string[] {
+  const emails = commaList(vars.ADMIN_EMAILS)
+  const bad = emails.find((email) => !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+  if (bad !== undefined) throw new ConfigError('ADMIN_EMAILS', `must be comma-separated e-mail addresses, got ${JSON.stringify(bad)}`)
+  return emails
+}
+
+/**
+ * SAFE_DNS_URL, WEB_RISK_*: each https, or http with REPUTATION_ALLOW_HTTP_LOOPBACK (which the fetch then
+ * holds to loopback). That setting is for tests: with NODE_ENV=production it is ignored, and either way
+ * the start says so.
+ */
+function reputationConfig(vars: Vars, env: Env, warn: (line: string) => void): ReputationConfig {
+  const production = env.NODE_ENV?.trim() === 'production'
+  const allowHttpLoopback = vars.REPUTATION_ALLOW_HTTP_LOOPBACK && !production
+  if (vars.REPUTATION_ALLOW_HTTP_LOOPBACK) {
+    warn(production
+      ? '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: SAFE_DNS_URL and WEB_RISK_URL are called over https on public addresses only'
+      : '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is for tests only: SAFE_DNS_URL and WEB_RISK_URL may be on loopback addresses, over http too')
+  }
+  for (const name of ['SAFE_DNS_URL', 'WEB_RISK_URL'] as const) {
+    const text = vars[name]
+    if (text === undefined || allowHttpLoopback) continue
+    // Not the text: WEB_RISK_URL may carry a key in its query.
+    const url = new URL(text)
+    if (url.protocol === 'http:') throw new ConfigError(name, `${url.origin}${url.pathname} must use https (http only on loopback with REPUTATION_ALLOW_HTTP_LOOPBACK=true, for tests)`)
+  }
+  return {
+    safeDnsUrl: vars.SAFE_DNS_URL,
+    webRisk: vars.WEB_RISK_KEY === undefined ? undefined : { url: vars.WEB_RISK_URL, key: vars.WEB_RISK_KEY },
+    allowHttpLoopback,
+  }
 }

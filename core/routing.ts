@@ -6,7 +6,8 @@
 // What a condition needs of the request is worked out only when a rule asks for it: the User-Agent is
 // classified for `device`, the address looked up for `country`, Accept-Language parsed for `language`,
 // the query parsed for `query`. No value a user wrote is ever compiled as a regular expression.
-import { ipv4, ipv6 } from './ip'
+import { ipv4Number } from './enrich-geo'
+import { ipv6 } from './ip'
 
 export const DEVICES = ['ios', 'android', 'mobile', 'desktop', 'windows', 'macos', 'linux', 'chromeos'] as const
 export type Device = (typeof DEVICES)[number]
@@ -102,20 +103,30 @@ export function compileRouting(routing: CachedRouting): CompiledRouting {
   return { rules, ab, usesCountry: rules.some((rule) => rule.country !== undefined) }
 }
 
+/**
+ * Every field set, undefined where the rule has no such condition: all compiled rules then share one
+ * object shape, so the matcher's property reads stay monomorphic however the rules differ.
+ */
 function compileRule(rule: CachedRule): CompiledRule {
-  const compiled: CompiledRule = { route: `rule:${rule.id}`, url: rule.url }
-  if (rule.device) compiled.device = new Set(rule.device)
-  if (rule.country) compiled.country = new Set(rule.country.map((c) => c.toUpperCase()))
+  let primary: Set<string> | undefined
+  let exact: Set<string> | undefined
   if (rule.language) {
-    compiled.primary = new Set()
-    compiled.exact = new Set()
-    for (const tag of rule.language.map((l) => l.toLowerCase())) (tag.includes('-') ? compiled.exact : compiled.primary).add(tag)
+    primary = new Set()
+    exact = new Set()
+    for (const tag of rule.language.map((l) => l.toLowerCase())) (tag.includes('-') ? exact : primary).add(tag)
   }
-  if (rule.query) compiled.query = rule.query
-  if (rule.ip) compiled.ip = rule.ip.map(parseCidr).filter((cidr): cidr is Cidr => cidr !== null)
-  if (rule.after !== undefined) compiled.after = rule.after
-  if (rule.before !== undefined) compiled.before = rule.before
-  return compiled
+  return {
+    route: `rule:${rule.id}`,
+    url: rule.url,
+    device: rule.device && new Set(rule.device),
+    country: rule.country && new Set(rule.country.map((c) => c.toUpperCase())),
+    primary,
+    exact,
+    query: rule.query,
+    ip: rule.ip?.map(parseCidr).filter((cidr): cidr is Cidr => cidr !== null),
+    after: rule.after,
+    before: rule.before,
+  }
 }
 
 /**
@@ -140,7 +151,7 @@ export function pickRoute(routing: CompiledRouting, visitor: VisitorFacts, now: 
 class LazyFacts {
   private devices?: Set<Device>
   private languages?: { tag: string; primary: string }[]
-  private params?: URLSearchParams
+  private params?: URLSearchParams | null
   private address?: Cidr | null
   private countryCode?: string
 
@@ -158,8 +169,13 @@ class LazyFacts {
     return (this.languages ??= acceptedLanguages(this.visitor.acceptLanguage()))
   }
 
-  query(): URLSearchParams {
-    return (this.params ??= new URLSearchParams(this.visitor.query()))
+  /** Null for an empty query: no parameter is present, so no query condition holds. */
+  query(): URLSearchParams | null {
+    if (this.params === undefined) {
+      const query = this.visitor.query()
+      this.params = query === '' ? null : new URLSearchParams(query)
+    }
+    return this.params
   }
 
   ip(): Cidr | null {
@@ -168,17 +184,15 @@ class LazyFacts {
   }
 }
 
+// Plain loops and no callbacks from here on: this runs for every rule of every routed redirect.
 function matches(rule: CompiledRule, facts: LazyFacts, now: number): boolean {
   if (rule.after !== undefined && now < rule.after) return false
   if (rule.before !== undefined && now >= rule.before) return false
-  if (rule.device && !someOf(rule.device, facts.device())) return false
-  if (rule.country && !rule.country.has(facts.country())) return false
-  if (rule.primary && !facts.language().some(({ tag, primary }) => rule.primary!.has(primary) || rule.exact!.has(tag))) return false
-  if (rule.query && !rule.query.every(([name, value]) => queryHas(facts.query(), name, value))) return false
-  if (rule.ip) {
-    const address = facts.ip()
-    if (address === null || !rule.ip.some((block) => inBlock(address, block))) return false
-  }
+  if (rule.device !== undefined && !someOf(rule.device, facts.device())) return false
+  if (rule.country !== undefined && !rule.country.has(facts.country())) return false
+  if (rule.primary !== undefined && !languageMatches(rule.primary, rule.exact!, facts.language())) return false
+  if (rule.query !== undefined && !queryMatches(rule.query, facts.query())) return false
+  if (rule.ip !== undefined && !inSomeBlock(facts.ip(), rule.ip)) return false
   return true
 }
 
@@ -187,9 +201,27 @@ function someOf<T>(wanted: Set<T>, have: Set<T>): boolean {
   return false
 }
 
-function queryHas(params: URLSearchParams, name: string, value: string | null): boolean {
-  if (value === null) return params.has(name)
-  return params.getAll(name).includes(value)
+function languageMatches(primary: Set<string>, exact: Set<string>, accepted: { tag: string; primary: string }[]): boolean {
+  for (let i = 0; i < accepted.length; i++) {
+    if (primary.has(accepted[i]!.primary) || exact.has(accepted[i]!.tag)) return true
+  }
+  return false
+}
+
+/** Every [name, value] present (a null value: present with any value). */
+function queryMatches(wanted: [string, string | null][], params: URLSearchParams | null): boolean {
+  if (params === null) return wanted.length === 0
+  for (let i = 0; i < wanted.length; i++) {
+    const [name, value] = wanted[i]!
+    if (value === null ? !params.has(name) : !params.getAll(name).includes(value)) return false
+  }
+  return true
+}
+
+function inSomeBlock(address: Cidr | null, blocks: Cidr[]): boolean {
+  if (address === null) return false
+  for (let i = 0; i < blocks.length; i++) if (inBlock(address, blocks[i]!)) return true
+  return false
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -281,9 +313,16 @@ export function parseCidr(text: string): Cidr | null {
 /** An address as a block of all its bits, or null. */
 function parseAddress(text: string): Cidr | null {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text
-  const four = ipv4(bare)
-  if (four) return { v4: true, words: [((four[0]! << 24) | (four[1]! << 16) | (four[2]! << 8) | four[3]!) >>> 0], bits: 32 }
+  // Every routed redirect with an ip rule parses its client's address: IPv4 without split or regular
+  // expressions, and a dual-stack socket's ::ffff:a.b.c.d as the IPv4 address it is (the general IPv6
+  // parse below costs several times more).
+  const four = ipv4Number(bare)
+  if (four >= 0) return { v4: true, words: [four], bits: 32 }
   if (!bare.includes(':')) return null
+  if (bare.length > 7 && bare.slice(0, 7).toLowerCase() === '::ffff:') {
+    const mapped = ipv4Number(bare.slice(7))
+    if (mapped >= 0) return { v4: true, words: [mapped], bits: 32 }
+  }
   const six = ipv6(bare.replace(/%.*$/, ''))
   if (!six) return null
   if (six.slice(0, 5).every((g) => g === 0) && six[5] === 0xffff) return { v4: true, words: [((six[6]! << 16) | six[7]!) >>> 0], bits: 32 }

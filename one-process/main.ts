@@ -8,7 +8,7 @@ import { workerRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { createApi } from '../src/app'
 import { rawInsertOf } from '../src/adapters/clickhouse'
-import { configOrExit, openRuntimeOrExit } from '../src/boot'
+import { configOrExit, openRuntimeOrExit, startBlocklistsOrExit } from '../src/boot'
 import { stopOnSignal } from '../core/shutdown'
 import { listenUrl } from '../core/listen'
 import type { MetricsRegistry } from '../core/metrics'
@@ -18,6 +18,7 @@ import { log } from '../src/lib/log'
 import { startApprovalRecovery } from '../src/modules/approvals/recovery'
 import { startUnusedClientSweep } from '../src/modules/oauth/unused-clients'
 import { startAbCompletion } from '../src/modules/links/routing-manage'
+import { startDomainRecheck } from '../src/modules/domains/recheck'
 import { createServices } from '../src/services'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
@@ -28,7 +29,10 @@ const extraMetrics: MetricsRegistry[] = []
 const extraReadiness: Record<string, ReadinessCheck> = {}
 // The app is served through app.handle() below, so Elysia has no server of its own to ask for the peer.
 let server: ReturnType<typeof Bun.serve> | undefined
+const blocklists = await startBlocklistsOrExit(runtime)
 const app = createApi({
+  destinationListed: blocklists.listed,
+  blocklistFigures: blocklists.figures,
   config,
   db: runtime.database.db,
   readDb: runtime.database.readDb,
@@ -74,10 +78,11 @@ function embeddedSink() {
 
 /**
  * First path segments that belong to the API (its routes, the pages people see: sign-in, consent,
- * approvals; the MCP endpoint); everything else is a short link. A prefix ending in '/' also names its
- * bare path ('/signin' as well as '/signin/code'). These words are reserved aliases (core/link-cache.ts).
+ * approvals; the MCP endpoint; /tls/ask for a Caddy in front); everything else is a short link. A
+ * prefix ending in '/' also names its bare path ('/signin' as well as '/signin/code'). These words are
+ * reserved aliases (core/link-cache.ts).
  */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/', '/favicon.ico']
+const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/', '/tls/', '/favicon.ico']
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 /** The character after the first '/' of every API path: most short links are ruled out by it alone. */
 const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))
@@ -111,6 +116,9 @@ const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.
 const stopAbCompletion = startAbCompletion(
   createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }),
 )
+const stopDomainRecheck = startDomainRecheck(
+  createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }),
+)
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'}), listening on ${listenUrl(config.host, listening.port ?? config.port)}
   Dashboard:   ${config.publicApiUrl}/app
   API:         ${config.publicApiUrl}/api/v1
@@ -124,6 +132,8 @@ stopOnSignal(
     stopSweep()
     stopRecovery()
     stopAbCompletion()
+    blocklists.stop()
+    stopDomainRecheck()
     listening.stop()
     await redirector.stop()
     await runtime.close()

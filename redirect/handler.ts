@@ -2,14 +2,16 @@
 // Each guard is short and testable with `new Request(...)`.
 import { ALIAS_PATTERN, linkState, type CachedLink } from '../core/link-cache'
 import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../core/click-id'
-import { domainRootPage, expiredPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, unavailablePage } from './pages'
+import { continueToken, continueTokenValid } from './continue-token'
+import { disabledPage, domainRootPage, escapeHtml, expiredPage, inspectPage, interstitialPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, tooManyReportsPage, unavailablePage } from './pages'
 import type { ClickEvent } from '../core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../core/client-ip'
 import { countryOfIp, loadIpCountries } from '../core/enrich-geo'
 import { compileRouting, pickRoute, visitorBucket, type CompiledRouting, type RoutePick } from '../core/routing'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
+import type { Inspect, Report } from './internal-api'
 import type { Unlock } from './internal-api'
-import { unlockWithForm } from './password'
+import { readForm, unlockWithForm } from './password'
 import type { LinkResolver } from './resolver'
 
 export interface RedirectDeps {
@@ -43,7 +45,15 @@ export interface RedirectDeps {
   rootRedirectUrl?: string
   /** Key of the sticky A/B visitor hash (core/routing.ts bucketSeed of IP_HASH_SECRET); without it: 0. */
   routingSeed?: bigint
+  /** Key of a flagged link's Continue links (continue-token.ts, from INTERNAL_SECRET); without it: one of this process. */
+  continueKey?: Buffer
+  /** What `/{alias}+` shows of a link (the API's /internal/inspect); without it: 503. */
+  inspect?: Inspect
+  /** Files a visitor's report from that page (the API's /internal/report); without it: 503. */
+  report?: Report
 }
+
+const PROCESS_CONTINUE_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32)))
 
 /** The alias of a request path, or null when the path cannot be one. No URL object: this runs per request. */
 export function parseAlias(url: string): string | null {
@@ -52,6 +62,18 @@ export function parseAlias(url: string): string | null {
   let end = url.indexOf('?', pathStart)
   if (end < 0) end = url.indexOf('#', pathStart)
   const alias = url.slice(pathStart + 1, end < 0 ? undefined : end)
+  return ALIAS_PATTERN.test(alias) ? alias : null
+}
+
+/** The alias of an inspect path (`/{alias}+`, Bitly's convention), or null. */
+export function parseInspectAlias(url: string): string | null {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  if (pathStart < 0) return null
+  let end = url.indexOf('?', pathStart)
+  if (end < 0) end = url.indexOf('#', pathStart)
+  const path = url.slice(pathStart + 1, end < 0 ? undefined : end)
+  if (!path.endsWith('+')) return null
+  const alias = path.slice(0, -1)
   return ALIAS_PATTERN.test(alias) ? alias : null
 }
 
@@ -115,10 +137,22 @@ interface Visit {
   keyPrefix: string
   deps: RedirectDeps
   peer: Peer | undefined
+  /** The client address, read once (reading it from the socket costs a few µs) when first asked: addressOf. */
+  ip?: string
+}
+
+/** The visit's client address by the client-IP rule, read once. */
+function addressOf(visit: Visit): string {
+  return (visit.ip ??= clientAddress(visit.deps.clientIp ?? SOCKET_ADDRESS, visit.request, visit.peer))
 }
 
 function respond(link: CachedLink | null, visit: Visit): Response | Promise<Response> {
   if (!link) return notFoundPage()
+  // A link in good standing pays one field check for both states.
+  if (link.st !== undefined) {
+    if (link.st === 'disabled') return disabledPage()
+    if (!continues(link, visit)) return closedPage(link, visit.now) ?? interstitial(link, visit)
+  }
   const closed = closedPage(link, visit.now)
   if (closed) return closed
   if (loopsBack(link.url, visit.deps)) return loopDetectedPage()
@@ -130,6 +164,18 @@ function respond(link: CachedLink | null, visit: Visit): Response | Promise<Resp
   // HEAD redirects without a click, so without a mu_click too: a signed id for a click that never reaches
   // ClickHouse would let a conversion attach to a click the statistics do not have.
   return visit.counted ? countedRedirect(link, visit, pick) : redirectTo(pick?.url ?? link.url)
+}
+
+/** A flagged link's warning: its Continue link signed for this link, its report link. No click. */
+function interstitial(link: CachedLink, visit: Visit): Response {
+  const token = continueToken(visit.deps.continueKey ?? PROCESS_CONTINUE_KEY, link.id, visit.now)
+  return interstitialPage(link.pw ? null : link.url, `/${visit.alias}?continue=${token}`, `/${visit.alias}+`)
+}
+
+/** Whether the request carries a valid Continue token of this link (from its warning page). */
+function continues(link: CachedLink, visit: Visit): boolean {
+  const token = new URLSearchParams(queryOf(visit.request.url)).get('continue')
+  return continueTokenValid(visit.deps.continueKey ?? PROCESS_CONTINUE_KEY, link.id, token, visit.now)
 }
 
 /** Each record's routing compiled once (the L1 keeps decoded records; a new record is a new key). */
@@ -146,8 +192,7 @@ function routeOf(link: CachedLink, visit: Visit): RoutePick | null {
   }
   const { request, deps } = visit
   const headers = request.headers
-  let ip: string | undefined
-  const address = () => (ip ??= clientAddress(deps.clientIp ?? SOCKET_ADDRESS, request, visit.peer))
+  const address = () => addressOf(visit)
   const userAgent = () => headers.get('user-agent') ?? ''
   return pickRoute(
     routing,
@@ -199,7 +244,7 @@ function closedPage(link: CachedLink, now: number): Response | null {
  */
 function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Response> {
   if (visit.request.method !== 'POST') return passwordPage()
-  const ip = clientAddress(visit.deps.clientIp ?? SOCKET_ADDRESS, visit.request, visit.peer)
+  const ip = addressOf(visit)
   return unlockWithForm(visit.request, link.id, ip, visit.deps.unlock).then((unlocked) => {
     if (unlocked instanceof Response) return unlocked
     const now = visit.deps.now?.() ?? Date.now()
@@ -240,12 +285,52 @@ function countedRedirect(link: CachedLink, visit: Visit, pick: RoutePick | null 
     at: visit.now,
     referrer: headers.get('referer') ?? '',
     userAgent: headers.get('user-agent') ?? '',
-    ip: clientAddress(deps.clientIp ?? SOCKET_ADDRESS, request, visit.peer),
+    ip: addressOf(visit),
     country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
     url: destination,
     ...(pick !== null && { route: pick.route }),
   }, response)
   return answer ?? response
+}
+
+/**
+ * `/{alias}+`: what the link is, without following it, and its report form (posted back here). The
+ * page comes from what the API tells; a report is filed by the API, which limits it per address.
+ */
+async function inspectAnswer(visit: Visit): Promise<Response> {
+  const { deps, request, alias, domain } = visit
+  if (!deps.inspect || !deps.report) return unavailablePage()
+  const origin = request.url.slice(0, request.url.indexOf('/', request.url.indexOf('//') + 2))
+  const shortUrl = `${origin}/${alias}`
+  let view
+  try {
+    view = await deps.inspect(domain, alias)
+  } catch {
+    return unavailablePage()
+  }
+  if (view === null) return notFoundPage()
+  if (request.method !== 'POST') return inspectPage(shortUrl, view)
+  const form = await readForm(request).catch(() => null)
+  if (form === null) return inspectPage(shortUrl, view, 'The report could not be read; please send the form again.', 400)
+  const ip = addressOf(visit)
+  let result
+  try {
+    result = await deps.report({ domain, alias, reason: form.get('reason') ?? '', details: form.get('details') ?? '', email: form.get('email') ?? '', ip })
+  } catch {
+    return unavailablePage()
+  }
+  switch (result.kind) {
+    case 'filed':
+      return inspectPage(shortUrl, view, 'Thank you: your report was received. An operator of this service will look at it.', 201)
+    case 'already':
+      return inspectPage(shortUrl, view, 'You have reported this link already; an operator will look at it.')
+    case 'invalid':
+      return inspectPage(shortUrl, view, escapeHtml(result.hint), 400)
+    case 'limited':
+      return tooManyReportsPage(result.retryAfterSeconds)
+    case 'gone':
+      return notFoundPage()
+  }
 }
 
 /** /health, /ready and /metrics of the default domain, when this redirector was given them. */
@@ -260,8 +345,13 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
   // POST only reaches a password-protected link (its form); respond() refuses it for every other link.
   if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return methodNotAllowedPage()
   const url = request.url
-  const alias = parseAlias(url)
-  if (alias === null) return isRoot(url) ? rootPage(url, deps) : notFoundPage()
+  let alias = parseAlias(url)
+  let inspecting = false
+  if (alias === null) {
+    alias = parseInspectAlias(url)
+    if (alias === null) return isRoot(url) ? rootPage(url, deps) : notFoundPage()
+    inspecting = true
+  }
   const visit: Visit = { request, alias, counted: method === 'GET', now: 0, domain: deps.shortDomain, keyPrefix: deps.keyPrefix, deps, peer }
   // The default domain costs one comparison; another host must be a verified custom domain, whose name and
   // key prefix replace the default ones. There "health" is an alias like any other.
@@ -274,6 +364,7 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
       visit.keyPrefix = target.keyPrefix
     }
   }
+  if (inspecting) return inspectAnswer(visit)
   if (visit.domain === deps.shortDomain && (alias === 'health' || alias === 'ready' || alias === 'metrics')) {
     const own = systemAnswer(alias, request, deps)
     if (own) return own

@@ -2,6 +2,7 @@
 // verified custom domains, check a password. How a request reaches the API is the transport's business:
 // fetch with a time budget for the stand-alone redirector, the Elysia app's handle() in the embedded
 // process (no HTTP to itself). The answers are read the same way either way.
+import type { InspectView } from './pages'
 import { decodeCachedLink, LINK_CACHE_VERSION, LINK_CACHE_VERSION_HEADER, type CachedLink } from '../core/link-cache'
 import { INTERNAL_SECRET_HEADER } from '../core/internal-secret'
 
@@ -24,10 +25,34 @@ export type LoadDomains = () => Promise<DomainList>
 /** Asks the owner of the password hash. Rejects when it cannot tell (down, slow, misconfigured). */
 export type Unlock = (linkId: string, password: string, ip: string) => Promise<UnlockResult>
 
+/** What `/{alias}+` shows of a link; null when there is no such link. */
+export type Inspect = (domain: string, alias: string) => Promise<InspectView | null>
+
+export interface ReportInput {
+  domain: string
+  alias: string
+  reason: string
+  details: string
+  email: string
+  ip: string
+}
+
+export type ReportResult =
+  | { kind: 'filed' }
+  | { kind: 'already' }
+  | { kind: 'invalid'; hint: string }
+  | { kind: 'limited'; retryAfterSeconds: number }
+  | { kind: 'gone' }
+
+/** Files a visitor's report of a link (the inspect page's form). */
+export type Report = (input: ReportInput) => Promise<ReportResult>
+
 export interface InternalApi {
   resolve: Resolve
   domains: LoadDomains
   unlock: Unlock
+  inspect: Inspect
+  report: Report
 }
 
 /** Sends one request to the API; `budgetMs` is how long the caller may wait for the answer. */
@@ -62,7 +87,27 @@ export function internalApi(transport: Transport, { apiUrl, secret, timeoutMs }:
     resolve: async (domain, alias) => readResolveAnswer(await send(`/internal/resolve?${new URLSearchParams({ domain, alias })}`, timeoutMs)),
     domains: async () => readDomainsAnswer(await send('/internal/domains', timeoutMs)),
     unlock: async (linkId, password, ip) => readUnlockAnswer(await send('/internal/unlock', UNLOCK_TIMEOUT_MS, { link_id: linkId, password, ip })),
+    inspect: async (domain, alias) => readInspectAnswer(await send(`/internal/inspect?${new URLSearchParams({ domain, alias })}`, timeoutMs)),
+    report: async (input) => readReportAnswer(await send('/internal/report', UNLOCK_TIMEOUT_MS, input)),
   }
+}
+
+/** GET /internal/inspect: the view, null for 404; anything else is an error. */
+export async function readInspectAnswer(response: Response): Promise<InspectView | null> {
+  if (response.status === 404) return null
+  if (!response.ok) throw new Error(`inspect answered ${response.status}`)
+  const body = (await response.json()) as { url: string | null; created_at: string; by: 'guest' | 'account'; state: InspectView['state'] }
+  return { url: body.url, createdAt: body.created_at, by: body.by, state: body.state }
+}
+
+/** POST /internal/report: filed (201), already open (200), refused (400 with its hint), limited (429), no link (404). */
+export async function readReportAnswer(response: Response): Promise<ReportResult> {
+  if (response.status === 201) return { kind: 'filed' }
+  if (response.status === 200) return { kind: 'already' }
+  if (response.status === 404) return { kind: 'gone' }
+  if (response.status === 429) return { kind: 'limited', retryAfterSeconds: Number(response.headers.get('retry-after')) || 3600 }
+  if (response.status === 400) return { kind: 'invalid', hint: String(((await response.json()) as { hint?: unknown }).hint ?? 'The report is not valid.') }
+  throw new Error(`report answered ${response.status}`)
 }
 
 /** GET /internal/resolve: the link, null for 404; anything else is an error, never "not found". */

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { MemoryKv } from '../src/adapters/memory-kv'
 import type { ClickEvent } from '../core/clicks'
 import type { Peer } from '../core/client-ip'
-import { decodeCachedLink, encodeCachedLink, linkCacheKey, type CachedLink } from '../core/link-cache'
+import { cachedLinkFor, decodeCachedLink, encodeCachedLink, linkCacheKey, type CachedLink } from '../core/link-cache'
 import { bucketSeed } from '../core/routing'
 import { handleRedirect, type RedirectDeps } from './handler'
 import { LinkResolver } from './resolver'
@@ -124,9 +124,21 @@ describe('a routed link at the redirector', () => {
 })
 
 describe('the cached record across versions', () => {
-  test('version 1 has no routing even if one is present; versions 1 and 2 decode, 3 does not', () => {
+  test('version 1 has no routing, version 2 no state even if present; versions 1 to 3 decode, 4 does not', () => {
     expect(decodeCachedLink(JSON.stringify({ v: 1, id: 'link_x', url: 'https://e.example/', r: { rules: [] } }))?.r).toBeUndefined()
     expect(decodeCachedLink(JSON.stringify({ v: 2, id: 'link_x', url: 'https://e.example/', r: { rules: [] } }))?.r).toEqual({ rules: [] })
-    expect(decodeCachedLink(JSON.stringify({ v: 3, id: 'link_x', url: 'https://e.example/' }))).toBeNull()
+    expect(decodeCachedLink(JSON.stringify({ v: 2, id: 'link_x', url: 'https://e.example/', st: 'disabled' }))?.st).toBeUndefined()
+    expect(decodeCachedLink(JSON.stringify({ v: 3, id: 'link_x', url: 'https://e.example/', st: 'disabled' }))?.st).toBe('disabled')
+    expect(decodeCachedLink(JSON.stringify({ v: 4, id: 'link_x', url: 'https://e.example/' }))).toBeNull()
+  })
+
+  test('a reader of an older version gets a routed link without its routing and a link taken down as none', () => {
+    const routed: CachedLink = { v: 2, id: 'link_x', url: 'https://e.example/', r: { rules: [] } }
+    expect(cachedLinkFor(routed, 1)).toEqual({ v: 1, id: 'link_x', url: 'https://e.example/' })
+    expect(cachedLinkFor(routed, 2)).toBe(routed)
+    const flagged: CachedLink = { v: 3, id: 'link_x', url: 'https://e.example/', r: { rules: [] }, st: 'flagged' }
+    expect(cachedLinkFor(flagged, 1)).toBeNull()
+    expect(cachedLinkFor(flagged, 2)).toBeNull()
+    expect(cachedLinkFor(flagged, 3)).toBe(flagged)
   })
 })

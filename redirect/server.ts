@@ -1,6 +1,7 @@
 // Assembles the redirector from its parts. Used by redirect/main.ts (its own process) and by
 // one-process/main.ts (the embedded default, one process with the API).
 import { bucketSeed } from '../core/routing'
+import { continueKey } from './continue-token'
 import type { Config } from '../core/config'
 import type { Peer } from '../core/client-ip'
 import { linkCacheKey } from '../core/link-cache'
@@ -58,6 +59,9 @@ export async function createRedirector(
     resolver,
     record: (click, response) => answers.after(recorder.record(click), response),
     unlock: api.unlock,
+    inspect: api.inspect,
+    report: api.report,
+    continueKey: continueKey(config.internalSecret),
     shortDomain: config.shortDomain,
     keyPrefix: linkCacheKey(config.shortDomain, ''),
     countryHeader: config.countryHeader,

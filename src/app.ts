@@ -2,9 +2,13 @@
 // src/api.ts call .listen(); tests call app.handle(new Request(...)).
 import { Elysia } from 'elysia'
 import { accountModule } from './modules/account'
+import { adminModule } from './modules/admin'
 import { billingModule } from './modules/billing'
 import { keysModule } from './modules/keys'
 import { registrationModule } from './modules/registration'
+import { reportsModule } from './modules/reports'
+import { reputationMetrics } from './modules/reputation/metrics'
+import { reputationOf } from './modules/reputation/service'
 import { conversionsModule, PIXEL_PATH } from './modules/conversions'
 import { dashboardModule } from './modules/dashboard'
 import { guestModule } from './modules/guest'
@@ -90,6 +94,9 @@ export function createApi(deps: ApiDeps) {
   const services = createServices(deps)
   // Counted on their way in: every Agent call reaches the audit once, through REST or MCP.
   const metrics = apiMetrics(services)
+  // The checks are made on first use, so a test may make them first with stand-ins of the services.
+  reputationMetrics(metrics.registry, () => reputationOf(services))
+  services.destinationsWritten = (links) => reputationOf(services).checkLater(links)
   services.audit = countedAudit(services.audit, metrics)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
   // The one in-process path (plugins/on-behalf.ts): MCP tools, approved calls and held calls' previews
@@ -118,6 +125,8 @@ export function createApi(deps: ApiDeps) {
     .use(billingModule(services, auth, { onUpgraded: (accountId) => markAccountLinksPro(services, accountId) }))
     .use(registrationModule(services, auth))
     .use(keysModule(services, auth))
+    .use(reportsModule(services))
+    .use(adminModule(services))
     .use(linksModule(services, auth))
     .use(tagsModule(services, auth))
     .use(statsModule(services, auth))

@@ -11,6 +11,9 @@ import { openDatabase, type Database } from './db/client'
 import { DataDirInUse, lockEmbeddedEngines, type EngineLock } from './embedded-lock'
 import { log as processLog, logLevelOf, setLogLevel } from './lib/log'
 import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorder'
+import { createBlocklists } from './modules/abuse/blocklists'
+import { takeDownOnChange } from './modules/abuse/takedown'
+import { createServices, type BlocklistSourceFigures } from './services'
 
 export interface Runtime {
   config: Config
@@ -145,4 +148,34 @@ function causeOf(error: unknown, url: string): string {
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   const said = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
   return passwordsIn(url).reduce((text, password) => text.replaceAll(password, '***'), said).slice(0, 300)
+}
+
+/**
+ * The destination block lists, started (every BLOCKLIST_FILES read, every BLOCKLIST_URLS fetched once)
+ * before the process serves writes, or one line and exit 1 when a list file cannot be read; a change of
+ * the lists disables the stored links it covers. What the API's services take as `destinationListed`.
+ */
+export async function startBlocklistsOrExit(runtime: Runtime, log: (line: string) => void = console.log): Promise<{ listed: (href: string) => boolean; figures: () => BlocklistSourceFigures[]; stop(): void }> {
+  const blocklists = createBlocklists(runtime.config, { log })
+  const listed = (href: string) => {
+    const verdict = blocklists.check(href)
+    return !verdict.allowed && verdict.code === 'DESTINATION_BLOCKED'
+  }
+  const services = createServices({
+    config: runtime.config,
+    db: runtime.database.db,
+    kv: runtime.adapters.kv,
+    limiter: runtime.adapters.limiter,
+    idempotency: runtime.adapters.idempotency,
+    clickhouse: runtime.clickhouse,
+  })
+  blocklists.onChange(takeDownOnChange(services, listed))
+  try {
+    await blocklists.start()
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error))
+    await runtime.close()
+    process.exit(1)
+  }
+  return { listed, figures: () => blocklists.status().sources, stop: () => void blocklists.stop() }
 }

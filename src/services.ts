@@ -36,6 +36,10 @@ export interface ApiDeps {
   extraMetrics?: readonly MetricsRegistry[]
   /** The embedded default's redirector checks, added to the API's at /ready. */
   extraReadiness?: Record<string, ReadinessCheck>
+  /** Services.destinationListed: the destination block lists the entry point started. */
+  destinationListed?: (href: string) => boolean
+  /** The block lists' figures for /metrics, from the same entry point. */
+  blocklistFigures?: () => readonly BlocklistSourceFigures[]
 }
 
 /** Process counters instead of per-request logs: read by a metrics endpoint or a test. */
@@ -46,6 +50,28 @@ export interface Counters {
   aliasCollisions: number
   /** Pixel requests answered with the GIF but not recorded: no valid report in them, or an over-long URL. */
   invalidPixels: number
+  /** Visitors' reports filed (a repeat of an open one not counted). */
+  reportsFiled: number
+  /** Links moved to a state: flagged, disabled (by a list, reports, a check or an operator), ok (restored). */
+  linkStates: { flagged: number; disabled: number; ok: number }
+}
+
+/** Per block list, what /metrics shows of it (src/modules/abuse/blocklists.ts status()). */
+export interface BlocklistSourceFigures {
+  name: string
+  hosts: number
+  prefixes: number
+  failures: number
+  blocked: number
+  /** When its last list was accepted (unix ms); undefined before the first. */
+  lastLoadedAt: number | undefined
+}
+
+/** A link whose destinations were just written (created, changed): for checks that run afterwards. */
+export interface WrittenDestinations {
+  id: string
+  url: string
+  routingUrls: readonly string[]
 }
 
 /** ApiDeps with the clock and the read handle defaulted, plus the process counters. */
@@ -53,8 +79,18 @@ export interface Services extends Omit<ApiDeps, 'now' | 'readDb'> {
   now: () => number
   readDb: Db
   counters: Counters
+  /**
+   * Told of links whose destinations were just written, after the commit; returns at once (createApi
+   * wires the reputation checks here, so the links module needs no import of them).
+   */
+  destinationsWritten?: (links: readonly WrittenDestinations[]) => void
+  /**
+   * Whether a destination about to be written is on a block list (the lists of BLOCKLIST_FILES and
+   * BLOCKLIST_URLS in memory; src/modules/abuse): the entry point that started the lists wires it.
+   */
+  destinationListed?: (href: string) => boolean
 }
 
 export function createServices(deps: ApiDeps): Services {
-  return { ...deps, now: deps.now ?? Date.now, readDb: deps.readDb ?? deps.db, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0 } }
+  return { ...deps, now: deps.now ?? Date.now, readDb: deps.readDb ?? deps.db, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0, reportsFiled: 0, linkStates: { flagged: 0, disabled: 0, ok: 0 } } }
 }

@@ -20,6 +20,8 @@ export const ID_PREFIXES = {
   tokenFamily: 'fam_',
   signIn: 'sgn_',
   audit: 'aud_',
+  report: 'rep_',
+  operatorAction: 'opa_',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

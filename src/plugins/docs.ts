@@ -35,7 +35,9 @@ export const API_TAGS = [
   { name: 'mcp', description: 'The MCP endpoint: the API\'s operations as tools for an AI host (Streamable HTTP, OAuth)' },
   { name: 'sign-in', description: 'Pages for people: sign in with a mailed code, GitHub or Google; the session cookie' },
   { name: 'billing', description: 'Checkout pages for people and the payment provider\'s webhook' },
-  { name: 'system', description: 'Health' },
+  { name: 'reports', description: 'Report an abusive link; no account needed' },
+  { name: 'admin', description: 'For the operators of this instance (ADMIN_EMAILS): reports, link takedowns, host bans, account suspension, the audit; 404 to everyone else' },
+  { name: 'system', description: 'Health, and whether a host may get a certificate (GET /tls/ask)' },
 ]
 
 export interface DocsOptions {

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Elysia, t } from 'elysia'
 import { call, show } from '../../test/support/api'
 import { body } from './body'
@@ -12,6 +14,13 @@ describe('ApiError', () => {
       expect(code).toMatch(/^[A-Z][A-Z_]+$/)
       expect(err.toBody()).toEqual({ success: false, error: code, hint: expect.any(String), meta: {} })
     }
+  })
+
+  test('docs/api.md lists every code with its status, and no code the API does not answer', () => {
+    const table = readFileSync(join(import.meta.dir, '../../docs/api.md'), 'utf8')
+    const rows = new Map([...table.matchAll(/^\| `([A-Z][A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]))
+    for (const code of Object.keys(ERROR_STATUS) as ErrorCode[]) expect(rows.get(code), code).toBe(ERROR_STATUS[code])
+    expect([...rows.keys()].filter((code) => !(code in ERROR_STATUS))).toEqual([])
   })
 
   test('limit fields, Retry-After and extra headers reach the response', async () => {

@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   INVALID_URL: 400,
   /** The destination leads back to this service: its short domain, API host, a verified custom domain, or an address of this machine in any spelling. */
   DESTINATION_LOOPS: 400,
+  /** The destination's host (or a parent of it) is on a blocklist or banned by an operator. */
+  DESTINATION_BLOCKED: 400,
   /** Missing, malformed, unknown, expired or wrong-kind bearer token (or internal secret). */
   UNAUTHORIZED: 401,
   /** An at_ token, or an API key restricted to scopes, without the scope this route needs; WWW-Authenticate names it (step-up). */
@@ -97,6 +99,10 @@ export const ERROR_STATUS = {
   ALREADY_PRO: 400,
   /** The account of the API key no longer exists. */
   ACCOUNT_NOT_FOUND: 404,
+  /** Admin API: no abuse report with that id. */
+  REPORT_NOT_FOUND: 404,
+  /** Admin API: the host has no ban to lift. */
+  HOST_NOT_BANNED: 404,
   /** No live API key with that id in the caller's account (another account's key, or one already revoked). */
   API_KEY_NOT_FOUND: 404,
   /** The account has all the live API keys it may have; revoking one makes room. */
@@ -149,6 +155,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   UNSUPPORTED_CONTENT_TYPE: 'Send the body as JSON with Content-Type: application/json.',
   INVALID_URL: 'url must be an absolute http:// or https:// URL with a host, at most 2048 characters.',
   DESTINATION_LOOPS: 'url must not lead back to this service (its short domain, API host, custom domains or this machine\'s addresses).',
+  DESTINATION_BLOCKED: 'This destination cannot be linked to from this service.',
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   INSUFFICIENT_SCOPE: 'This token lacks the scope this endpoint needs; WWW-Authenticate names it. Ask the human for it (authorize again with that scope).',
   HUMAN_ONLY: 'This endpoint is for the human owner of the account (API key or signed-in session); an Agent token cannot call it.',
@@ -187,6 +194,8 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   TOO_MANY_ATTEMPTS: 'Too many wrong codes; request a new code with POST /api/v1/guest/register.',
   ALREADY_PRO: 'This account is already on Pro.',
   ACCOUNT_NOT_FOUND: 'The account of this API key no longer exists.',
+  REPORT_NOT_FOUND: 'No report with that id.',
+  HOST_NOT_BANNED: 'This host is not banned.',
   API_KEY_NOT_FOUND: 'No live API key with that id in this account.',
   API_KEY_LIMIT_REACHED: 'The account has all the API keys it may have (limit in the answer); revoke one to make room.',
   CHECKOUT_NOT_FOUND: 'No such checkout for this account.',

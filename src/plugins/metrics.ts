@@ -19,7 +19,7 @@ export interface ApiMetrics {
   agentCalls: Counter
 }
 
-export function apiMetrics(services: Pick<Services, 'counters' | 'audit'>): ApiMetrics {
+export function apiMetrics(services: Pick<Services, 'counters' | 'audit' | 'blocklistFigures' | 'now'>): ApiMetrics {
   const registry = new MetricsRegistry()
   const requests = registry.labeledHistogram('linkservice_http_request_duration_seconds', 'API requests by method, route (the pattern, never the path) and status', LATENCY_BUCKETS_SECONDS, [
     'method',
@@ -35,6 +35,21 @@ export function apiMetrics(services: Pick<Services, 'counters' | 'audit'>): ApiM
   const counters = services.counters
   registry.counterFrom('linkservice_cache_write_failures_total', 'Link write-throughs to the cache that failed (the link is committed; redirectors fall back to the API)', () => counters.cacheWriteFailures)
   registry.counterFrom('linkservice_alias_collisions_total', 'Generated aliases already taken and drawn again', () => counters.aliasCollisions)
+  // Abuse: reports, links taken down (blocked creations are linkservice_http_errors_total{code="DESTINATION_BLOCKED"}).
+  registry.counterFrom('linkservice_reports_total', "Visitors' reports of links filed", () => counters.reportsFiled)
+  registry.counterFrom('linkservice_link_state_changes_total', 'Links moved to a state: flagged, disabled (lists, reports, checks, operators) or ok (restored)', () =>
+    Object.entries(counters.linkStates).map(([state, value]) => ({ labels: { state }, value })),
+  )
+  const lists = () => services.blocklistFigures?.() ?? []
+  registry.gaugeFrom('linkservice_blocklist_entries', 'Hosts and URL prefixes of each block list (BLOCKLIST_FILES, BLOCKLIST_URLS)', () =>
+    lists().map((list) => ({ labels: { list: list.name }, value: list.hosts + list.prefixes })),
+  )
+  registry.gaugeFrom('linkservice_blocklist_age_seconds', 'Seconds since each block list was last accepted (read, fetched, or confirmed unchanged); -1 before its first', () =>
+    lists().map((list) => ({ labels: { list: list.name }, value: list.lastLoadedAt === undefined ? -1 : Math.round((services.now() - list.lastLoadedAt) / 1000) })),
+  )
+  registry.counterFrom('linkservice_blocklist_failures_total', 'Block list reads or fetches that failed (the last good list is kept)', () =>
+    lists().map((list) => ({ labels: { list: list.name }, value: list.failures })),
+  )
   const audit = services.audit
   if (audit && 'counters' in audit) {
     const spool = () => (audit as AuditLog & { counters: { dropped: number; spoolBytes: number; spoolMaxBytes: number; written: number } }).counters

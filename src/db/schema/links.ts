@@ -3,6 +3,10 @@ import { date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniq
 import { accounts } from './accounts'
 import { guestSessions } from './guests'
 
+/** What visitors get: the redirect, a warning first, or a 410 page. */
+export const LINK_STATES = ['ok', 'flagged', 'disabled'] as const
+export type LinkState = (typeof LINK_STATES)[number]
+
 /** A short link. (domain, alias) is unique; domains are stored lower-case, aliases as given. */
 export const links = pgTable(
   'links',
@@ -21,12 +25,23 @@ export const links = pgTable(
     routing: jsonb('routing').$type<LinkRouting>(),
     /** When a running A/B test ends; null otherwise. What the completion sweep looks for. */
     abEndsAt: timestamp('ab_ends_at', { withTimezone: true, mode: 'date' }),
+    /** ok; flagged (visitors see a warning first); disabled (410, for abuse). docs/operators.md */
+    state: text('state', { enum: LINK_STATES }).notNull().default('ok'),
+    /** Why the state is not ok (an operator's reason, a list, reports), for operators only. */
+    stateReason: text('state_reason'),
+    /**
+     * The destination's host, lower-case and reversed ("example.evil"), kept by Postgres: a banned host
+     * and its subdomains are one index range (`= 'example.evil' OR LIKE 'example.evil.%'`).
+     */
+    urlHostReversed: text('url_host_rev').generatedAlwaysAs(sql`reverse(lower(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)')))`),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('links_domain_alias_key').on(t.domain, t.alias),
     index('links_ab_ends_idx').on(t.abEndsAt).where(sql`${t.abEndsAt} is not null`),
+    index('links_url_host_rev_idx').on(t.urlHostReversed.op('text_pattern_ops')),
+    index('links_state_idx').on(t.state).where(sql`${t.state} <> 'ok'`),
     index('links_guest_idx').on(t.guestId).where(sql`${t.guestId} is not null`),
     index('links_account_idx').on(t.accountId, t.createdAt, t.id).where(sql`${t.accountId} is not null`),
   ],

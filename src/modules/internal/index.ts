@@ -4,11 +4,13 @@
 // - POST /internal/unlock: checks the password a visitor typed into a protected link's form.
 import { Elysia } from 'elysia'
 import { cachedLinkFor, LINK_CACHE_VERSION_HEADER } from '../../../core/link-cache'
-import { errorResponses, errors } from '../../plugins/errors'
+import { ApiError, errorResponses, errors } from '../../plugins/errors'
 import { internalSecretGuard } from '../../plugins/internal-secret'
 import type { Services } from '../../services'
 import { internalModels } from './model'
 import { resolveLink, unlockLink } from './service'
+import { fileReport, findLink } from '../reports/service'
+import { normalizeHost } from '../links/url'
 
 /** The newest cache record version the asking redirector reads: 1 when it does not say (the release before routing). */
 function readerVersion(request: Request): number {
@@ -24,7 +26,9 @@ export function internalModule(services: Services) {
       '/internal/resolve',
       async ({ query, set, request }) => {
         set.headers['cache-control'] = 'no-store'
-        return cachedLinkFor(await resolveLink(services, query.domain, query.alias), readerVersion(request))
+        const record = cachedLinkFor(await resolveLink(services, query.domain, query.alias), readerVersion(request))
+        if (!record) throw new ApiError('LINK_NOT_FOUND')
+        return record
       },
       {
         transform: requireSecret,
@@ -37,7 +41,9 @@ export function internalModule(services: Services) {
       '/internal/unlock',
       async ({ body, set, request }) => {
         set.headers['cache-control'] = 'no-store'
-        return cachedLinkFor(await unlockLink(services, body), readerVersion(request))
+        const record = cachedLinkFor(await unlockLink(services, body), readerVersion(request))
+        if (!record) throw new ApiError('LINK_NOT_FOUND')
+        return record
       },
       {
         transform: requireSecret,
@@ -45,5 +51,25 @@ export function internalModule(services: Services) {
         response: { 200: 'CachedLinkResponse', ...errorResponses('VALIDATION_FAILED', 'UNAUTHORIZED', 'PASSWORD_INCORRECT', 'LINK_NOT_FOUND', 'RATE_LIMITED') },
         detail: { hide: true },
       },
+    )
+    .get(
+      '/internal/inspect',
+      async ({ query, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        const link = await findLink(services, normalizeHost(query.domain), query.alias)
+        return { url: link.passwordHash ? null : link.url, created_at: link.createdAt.toISOString(), by: link.accountId === null ? 'guest' : 'account', state: link.state }
+      },
+      { transform: requireSecret, query: 'ResolveQuery', detail: { hide: true } },
+    )
+    .post(
+      '/internal/report',
+      async ({ body, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        const link = await findLink(services, normalizeHost(body.domain), body.alias)
+        const { id, created } = await fileReport(services, link, body, body.ip)
+        set.status = created ? 201 : 200
+        return { id }
+      },
+      { transform: requireSecret, body: 'InternalReportRequest', detail: { hide: true } },
     )
 }

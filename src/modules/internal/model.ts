@@ -18,6 +18,7 @@ export const CachedLinkResponse = t.Object(
     pw: t.Optional(t.Literal(1)),
     pro: t.Optional(t.Literal(1)),
     r: t.Optional(t.Object({}, { additionalProperties: true, description: 'rules and a running A/B test (core/routing.ts CachedRouting)' })),
+    st: t.Optional(t.Union([t.Literal('flagged'), t.Literal('disabled')], { description: 'taken down for abuse' })),
   },
   { examples: [{ v: 1, id: 'link_3q2-7wEJ9c1yJ8rF0a3x4g', url: 'https://example.com/', exp: 1767225600000 }] },
 )
@@ -31,4 +32,14 @@ export const UnlockRequest = t.Object({
   ip: t.String({ maxLength: 64 }),
 })
 
-export const internalModels = { ResolveQuery, CachedLinkResponse, UnlockRequest }
+/** A report from a link's inspect page, as the redirector forwards it with the visitor's address. */
+export const InternalReportRequest = t.Object({
+  domain: t.String({ pattern: DOMAIN_PATTERN, maxLength: 260 }),
+  alias: t.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+  reason: t.String({ maxLength: 40 }),
+  details: t.String({ maxLength: 4000 }),
+  email: t.String({ maxLength: 400 }),
+  ip: t.String({ maxLength: 64 }),
+})
+
+export const internalModels = { ResolveQuery, CachedLinkResponse, UnlockRequest, InternalReportRequest }

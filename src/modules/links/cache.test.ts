@@ -14,7 +14,7 @@ let services: Pick<Services, 'db' | 'kv' | 'counters'>
 
 beforeAll(async () => {
   api = await testApi()
-  services = { db: api.deps.db, kv: api.adapters.kv, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0 } }
+  services = { db: api.deps.db, kv: api.adapters.kv, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0, reportsFiled: 0, linkStates: { flagged: 0, disabled: 0, ok: 0 } } }
 })
 
 async function link(url: string) {

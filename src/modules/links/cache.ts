@@ -21,18 +21,19 @@ import type { Services } from '../../services'
 import { PLAN_FEATURES } from '../../lib/plans'
 import { cachedRouting } from './routing'
 
-type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'> & Partial<Pick<LinkRow, 'routing'>>
+type CacheFields = Pick<LinkRow, 'id' | 'url' | 'expiresAt' | 'activatedAt' | 'passwordHash'> & Partial<Pick<LinkRow, 'routing' | 'state'>>
 
 /**
  * Only what a redirect needs; flags only when set; never the password hash. `pro` when the owning
- * account's plan has attribution (the redirector then appends the attribution parameters). A link with
- * routing is version 2 with its `r`; every other link stays version 1, which a redirector of the
- * release before routing still reads.
+ * account's plan has attribution (the redirector then appends the attribution parameters). A link taken
+ * down for abuse is version 3, a link with routing version 2, every other link version 1, so an older
+ * redirector skips what it could not honour (core/link-cache.ts).
  */
 export function toCachedLink(row: CacheFields, pro = false): CachedLink {
   const routing = cachedRouting(row.routing)
+  const state = row.state === 'flagged' || row.state === 'disabled' ? row.state : undefined
   return {
-    v: routing ? 2 : 1,
+    v: state ? 3 : routing ? 2 : 1,
     id: row.id,
     url: row.url,
     ...(row.expiresAt && { exp: row.expiresAt.getTime() }),
@@ -40,6 +41,7 @@ export function toCachedLink(row: CacheFields, pro = false): CachedLink {
     ...(row.passwordHash && { pw: 1 as const }),
     ...(pro && { pro: 1 as const }),
     ...(routing && { r: routing }),
+    ...(state && { st: state }),
   }
 }
 

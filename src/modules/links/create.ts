@@ -1,7 +1,7 @@
 // Creating links with an API key: every field of the shorten request applies. Checks that need no
 // database come first (url, dates), then the domain, then the password hash (slow on purpose, so it
 // runs outside any transaction); the quota and the insert share one short transaction.
-import { abEndsAt, checkRouting, requireRoutingPlan } from './routing'
+import { abEndsAt, checkRouting, requireRoutingPlan, routingUrls } from './routing'
 import { and, eq, inArray } from 'drizzle-orm'
 import { domains, links, type LinkRouting, type LinkRow } from '../../db/schema'
 import { ApiError } from '../../plugins/errors'
@@ -199,6 +199,7 @@ export async function insertLinks(services: Services, account: AccountPrincipal,
   const pro = planIsPro(account.plan)
   const created = inserted.results.flatMap((result) => (result instanceof ApiError ? [] : [{ row: result, record: toCachedLink(result, pro) }]))
   await syncCreatedLinks(services, created)
+  services.destinationsWritten?.(created.map(({ row }) => ({ id: row.id, url: row.url, routingUrls: routingUrls(row.routing) })))
   return inserted
 }
 

@@ -67,7 +67,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
         idempotent: true,
         query: DryRunQuery,
         body: 'ShortenRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'GUEST_NETWORK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
+        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DESTINATION_BLOCKED', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'GUEST_NETWORK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
         detail: {
           operationId: 'createLink',
           tags: ['links'],
@@ -225,7 +225,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
         params: AliasParams,
         query: LinkWriteQuery,
         body: 'UpdateLinkRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
+        response: { 200: 'LinkResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DESTINATION_BLOCKED', 'DOMAIN_NOT_ALLOWED', 'LINK_NOT_FOUND', 'ALIAS_TAKEN') },
         detail: {
           operationId: 'updateLink',
           tags: ['links'],

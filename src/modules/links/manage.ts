@@ -65,6 +65,7 @@ export async function updateLink(services: Services, account: AccountPrincipal, 
   // Deleted between the read and the update.
   if (!row) throw linkNotFound(current.domain, alias)
   await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
+  if (set.url !== undefined) services.destinationsWritten?.([{ id: row.id, url: row.url, routingUrls: [] }])
   return row
 }
 

@@ -17,9 +17,9 @@ import { findLinkWithPlan, planIsPro, recordOf, syncLinkCache, toCachedLink } fr
 import { getOwnLink } from './manage'
 import type { RoutingData } from './model'
 import { linkNotFound } from './owned'
-import { abEndsAt, checkRouting, requireRoutingPlan, routingView } from './routing'
+import { abEndsAt, checkRouting, requireRoutingPlan, routingUrls, routingView } from './routing'
 
-type RoutingServices = Pick<Services, 'config' | 'db' | 'kv' | 'counters' | 'clickhouse' | 'now'>
+type RoutingServices = Pick<Services, 'config' | 'db' | 'kv' | 'counters' | 'clickhouse' | 'now' | 'destinationsWritten'>
 
 const SWEEP_INTERVAL_MS = 60_000
 /** Tests ended in one sweep at most; the rest wait for the next minute. */
@@ -52,6 +52,8 @@ export async function replaceRouting(
     .returning()
   if (!row) throw linkNotFound(current.domain, alias)
   await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
+  const destinations = routingUrls(row.routing)
+  if (destinations.length > 0) services.destinationsWritten?.([{ id: row.id, url: row.url, routingUrls: destinations }])
   return { row, routing: routingView(row.routing) }
 }
 

@@ -52,7 +52,7 @@ export function routingRoutes(services: Services, auth: Auth) {
         params: AliasParams,
         query: LinkWriteQuery,
         body: RoutingBody,
-        response: { 200: 'RoutingResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'PRO_REQUIRED', 'LINK_NOT_FOUND') },
+        response: { 200: 'RoutingResponse', ...errorResponses('VALIDATION_FAILED', 'INVALID_URL', 'DESTINATION_LOOPS', 'DESTINATION_BLOCKED', 'PRO_REQUIRED', 'LINK_NOT_FOUND') },
         detail: {
           operationId: 'setLinkRouting',
           tags: ['links'],

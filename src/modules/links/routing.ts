@@ -228,3 +228,9 @@ export function cachedRouting(routing: LinkRouting | null | undefined): CachedRo
   if (routing.ab?.status === 'running') out.ab = { variants: routing.ab.variants, sticky: routing.ab.sticky }
   return out.rules || out.ab ? out : undefined
 }
+
+/** The destinations a link's routing may send a visitor to: its rules' and its running test's. */
+export function routingUrls(routing: LinkRouting | null | undefined): string[] {
+  if (!routing) return []
+  return [...routing.rules.map((rule) => rule.url), ...(routing.ab?.status === 'running' ? routing.ab.variants.map((v) => v.url) : [])]
+}

@@ -70,6 +70,7 @@ export async function shortenAsGuest(services: Services, guest: GuestSession, in
     return { row: await insertWithAlias(tx, services, values, { customDomain: false, prefix: 'body' }), session }
   })
   await syncLinkCache(services, row, toCachedLink(row), { publish: true })
+  services.destinationsWritten?.([{ id: row.id, url: row.url, routingUrls: [] }])
   return { link: toLinkRecord(row, services), guest: session, notices: guestNotices(input) }
 }
 

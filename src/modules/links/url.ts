@@ -6,7 +6,7 @@
 // resolves to us slips through; the redirector's loop marker ends that after one hop (508).
 import { and, inArray, isNotNull } from 'drizzle-orm'
 import type { Config } from '../../../core/config'
-import { domains } from '../../db/schema'
+import { bannedHosts, domains } from '../../db/schema'
 import { isThisMachine } from '../../lib/hosts'
 import { ApiError } from '../../plugins/errors'
 import type { Services } from '../../services'
@@ -67,14 +67,18 @@ function loops(why: string): ApiError {
 }
 
 /** validateDestination, and not a verified custom domain of any account (those are served here too). */
-export async function checkDestination(services: Pick<Services, 'config' | 'db'>, raw: string): Promise<string> {
+export async function checkDestination(services: Pick<Services, 'config' | 'db' | 'destinationListed'>, raw: string): Promise<string> {
   const [checked] = await checkDestinations(services, [raw])
   if (checked instanceof ApiError) throw checked
   return checked!
 }
 
-/** checkDestination of many URLs (a bulk request) with one query: each normalised URL, or its refusal. */
-export async function checkDestinations(services: Pick<Services, 'config' | 'db'>, raws: readonly string[]): Promise<(string | ApiError)[]> {
+/**
+ * checkDestination of many URLs (a bulk request) with two queries: each normalised URL, or its refusal.
+ * Besides the rules above, a destination on a block list or whose host (or a parent domain of it) an
+ * operator banned is 400 DESTINATION_BLOCKED, which names no list.
+ */
+export async function checkDestinations(services: Pick<Services, 'config' | 'db' | 'destinationListed'>, raws: readonly string[]): Promise<(string | ApiError)[]> {
   const checked = raws.map((raw) => {
     try {
       const href = validateDestination(raw, services.config)
@@ -95,5 +99,30 @@ export async function checkDestinations(services: Pick<Services, 'config' | 'db'
             .where(and(inArray(domains.hostname, hosts), isNotNull(domains.verifiedAt)))
         ).map((row) => row.hostname),
   )
-  return checked.map((c) => (c instanceof ApiError ? c : served.has(c.host) ? loops(`${c.host} is a custom domain served here`) : c.href))
+  const banned = await bannedAmong(services, hosts)
+  return checked.map((c) => {
+    if (c instanceof ApiError) return c
+    if (served.has(c.host)) return loops(`${c.host} is a custom domain served here`)
+    if (hostAndParents(c.host).some((name) => banned.has(name)) || services.destinationListed?.(c.href)) return blocked()
+    return c.href
+  })
+}
+
+function blocked(): ApiError {
+  return new ApiError('DESTINATION_BLOCKED')
+}
+
+/** A host and each parent domain that still has a dot: `a.b.example.com`, `b.example.com`, `example.com`. */
+export function hostAndParents(host: string): string[] {
+  const names = [host]
+  for (let dot = host.indexOf('.'); dot >= 0 && host.indexOf('.', dot + 1) >= 0; dot = host.indexOf('.', dot + 1)) names.push(host.slice(dot + 1))
+  return names
+}
+
+/** The names among `hosts` and their parents that an operator banned (every process reads the table). */
+async function bannedAmong(services: Pick<Services, 'db'>, hosts: readonly string[]): Promise<Set<string>> {
+  const names = [...new Set(hosts.flatMap(hostAndParents))]
+  if (names.length === 0) return new Set()
+  const rows = await services.db.select({ host: bannedHosts.host }).from(bannedHosts).where(inArray(bannedHosts.host, names))
+  return new Set(rows.map((row) => row.host))
 }
