@@ -10,7 +10,7 @@ export const ResolveQuery = t.Object({
 /** The CachedLink of core/link-cache.ts, as JSON. */
 export const CachedLinkResponse = t.Object(
   {
-    v: t.Union([t.Literal(1), t.Literal(2)], { description: '2 with routing (r), for a redirector that reads it (x-link-cache-version: 2)' }),
+    v: t.Union([t.Literal(1), t.Literal(2), t.Literal(3)], { description: '2 with routing (r), 3 taken down (st), each only for a redirector that reads it (x-link-cache-version)' }),
     id: t.String(),
     url: t.String(),
     exp: t.Optional(Int({ description: 'expiry, unix ms' })),
