@@ -215,6 +215,6 @@ const pass = met && diffExact && swapped && correct
 const report = { at: new Date().toISOString(), machine: { cpus: cpus().length, bun: Bun.version, loadAverage: loadavg() }, options, targetGapMs: TARGET_GAP_MS, pass, load, setHeapMb, lookups, lookupsCorrect: correct, refresh }
 const out = join(import.meta.dir, 'results')
 mkdirSync(out, { recursive: true })
-writeFileSync(join(out, 'blocklist-latest.json'), JSON.stringify(report, null, 2) + '\n')
+writeFileSync(join(out, 'blocklist-latest.json'), `${JSON.stringify(report, null, 2)}\n`)
 console.log(`${met ? 'met' : 'MISSED'}: longest on-CPU stretch between two event-loop turns during the refresh ${refresh.longestOnCpuMs} ms (target < ${TARGET_GAP_MS} ms); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores → bench/results/blocklist-latest.json`)
 process.exit(pass || (options.noFail && diffExact && swapped && correct) ? 0 : 1)

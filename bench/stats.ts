@@ -180,7 +180,7 @@ const report = {
 }
 const out = join(import.meta.dir, 'results')
 mkdirSync(out, { recursive: true })
-writeFileSync(join(out, 'stats-latest.json'), JSON.stringify(report, null, 2) + '\n')
+writeFileSync(join(out, 'stats-latest.json'), `${JSON.stringify(report, null, 2)}\n`)
 console.log(`${pass ? 'PASS' : 'FAIL'}: every median (query and endpoint) under ${TARGET_MEDIAN_MS} ms → bench/results/stats-latest.json`)
 process.exit(pass ? 0 : 1)
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { CLICK_ID_LENGTH, newClickId, parseClickId, signClickId, verifyClickSignature, type ClickSigningKey } from './click-id'
 import { ConfigError, parseConfig } from './config'
 
-const linkId = () => 'link_' + Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
+const linkId = () => `link_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')}`
 const keyA: ClickSigningKey = { kid: 'a1', secret: 'secret-a-0123456789abcdefghijklmnopqrstuvwxyz' }
 const keyB: ClickSigningKey = { kid: 'b2', secret: 'secret-b-0123456789abcdefghijklmnopqrstuvwxyz' }
 const keys = [keyA]
@@ -31,7 +31,7 @@ describe('click id', () => {
   })
 
   test('refuses link ids it cannot carry and times out of range', () => {
-    for (const bad of ['link_short', `link_${crypto.randomUUID()}`, 'agt_' + 'A'.repeat(22), 'link_' + 'A'.repeat(21) + 'B']) {
+    for (const bad of ['link_short', `link_${crypto.randomUUID()}`, `agt_${'A'.repeat(22)}`, `link_${'A'.repeat(21)}B`]) {
       expect(() => newClickId(bad, 0), bad).toThrow(RangeError)
     }
     expect(() => newClickId(linkId(), -1)).toThrow(RangeError)
@@ -40,7 +40,7 @@ describe('click id', () => {
 
   test('garbage never throws and parses to null', () => {
     const id = newClickId(linkId(), Date.now())
-    const garbage: unknown[] = [undefined, null, 42, {}, [], '', 'x', 'A'.repeat(44), id.slice(1), id + 'A', id.replace(/.$/, '!'), '💥'.repeat(22), '\0'.repeat(44), 'A'.repeat(10_000)]
+    const garbage: unknown[] = [undefined, null, 42, {}, [], '', 'x', 'A'.repeat(44), id.slice(1), `${id}A`, id.replace(/.$/, '!'), '💥'.repeat(22), '\0'.repeat(44), 'A'.repeat(10_000)]
     for (const value of garbage) {
       expect(parseClickId(value), String(value)).toBeNull()
       expect(verifyClickSignature(value, signClickId(id, keys), keys)).toBe(false)

@@ -32,7 +32,7 @@ export function classifyUserAgent(userAgent: string): UserAgentInfo {
   if (matched !== null) {
     const at = userAgent.indexOf(matched)
     // The product name only: "curl/8.4.0" → "curl".
-    const reason = tokenAround(userAgent, at < 0 ? 0 : at, matched.length).split(/[/ ]/)[0]!
+    const reason = tokenAround(userAgent, Math.max(at , 0), matched.length).split(/[/ ]/)[0]!
     return { deviceType: 'bot', browser: '', os: '', isBot: true, botReason: reason }
   }
   // Only what is stored: engine and CPU are never computed.

@@ -7,7 +7,7 @@ import { disabledPage, domainRootPage, escapeHtml, expiredPage, inspectPage, int
 import type { ClickEvent } from '../core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../core/client-ip'
 import { countryOfIp, loadIpCountries } from '../core/enrich-geo'
-import { compileRouting, pickRoute, visitorBucket, type CompiledRouting, type RoutePick } from '../core/routing'
+import { compileRouting, pickRoute, visitorBucket, type CompiledRouting, type RoutePick, type VisitorFacts } from '../core/routing'
 import { DEFAULT_DOMAIN, type DomainSet } from './domains'
 import type { Inspect, Report } from './internal-api'
 import type { Unlock } from './internal-api'
@@ -125,26 +125,59 @@ export function withAttribution(url: string, clickId: string, sig: string): stri
   return `${path}?${kept.join('&')}${fragment}`
 }
 
-/** One request on its way through the guards. */
-interface Visit {
-  request: Request
-  alias: string
+/**
+ * One request on its way through the guards, and what it offers a routed link's rules (VisitorFacts):
+ * each fact read from the request when first asked. Every field is set in the constructor, so every
+ * visit has one shape and reading a fact later adds no property.
+ */
+class Visit implements VisitorFacts {
   /** GET, and POST once the password is accepted: a click is recorded. HEAD redirects without one. */
   counted: boolean
-  now: number
+  now = 0
   /** The link's short domain (the default one or a verified custom one) and its cache-key prefix. */
   domain: string
   keyPrefix: string
-  deps: RedirectDeps
-  peer: Peer | undefined
-  /** The client address, read once (reading it from the socket costs a few µs) when first asked: addressOf. */
-  ip?: string
+  /** The client address, read once: reading it from the socket costs a few µs. */
+  private address: string | undefined = undefined
+  /** The User-Agent, read once: the click records it, a device rule and the sticky A/B hash ask it. */
+  private agent: string | undefined = undefined
+
+  constructor(
+    readonly request: Request,
+    readonly alias: string,
+    readonly deps: RedirectDeps,
+    readonly peer: Peer | undefined,
+  ) {
+    this.counted = request.method === 'GET'
+    this.domain = deps.shortDomain
+    this.keyPrefix = deps.keyPrefix
+  }
+
+  /** The client address by the client-IP rule. */
+  ip(): string {
+    return (this.address ??= clientAddress(this.deps.clientIp ?? SOCKET_ADDRESS, this.request, this.peer))
+  }
+
+  userAgent(): string {
+    return (this.agent ??= this.request.headers.get('user-agent') ?? '')
+  }
+
+  /** The trusted CDN's country header when it holds a code, else the address's country (or ''). */
+  country(): string {
+    const header = this.deps.countryHeader ? (this.request.headers.get(this.deps.countryHeader) ?? '') : ''
+    return header.length === 2 && COUNTRY_CODE.test(header) ? header : countryOfIp(this.ip())
+  }
+
+  acceptLanguage(): string {
+    return this.request.headers.get('accept-language') ?? ''
+  }
+
+  query(): string {
+    return queryOf(this.request.url)
+  }
 }
 
-/** The visit's client address by the client-IP rule, read once. */
-function addressOf(visit: Visit): string {
-  return (visit.ip ??= clientAddress(visit.deps.clientIp ?? SOCKET_ADDRESS, visit.request, visit.peer))
-}
+const COUNTRY_CODE = /^[A-Za-z]{2}$/
 
 function respond(link: CachedLink | null, visit: Visit): Response | Promise<Response> {
   if (!link) return notFoundPage()
@@ -178,7 +211,10 @@ function continues(link: CachedLink, visit: Visit): boolean {
   return continueTokenValid(visit.deps.continueKey ?? PROCESS_CONTINUE_KEY, link.id, token, visit.now)
 }
 
-/** Each record's routing compiled once (the L1 keeps decoded records; a new record is a new key). */
+/**
+ * Each record's routing compiled once. The L1 keeps decoded records, and keeps the same record across
+ * its reloads while the stored text is unchanged (resolver.ts): a new record is a new key.
+ */
 const compiled = new WeakMap<CachedLink, CompiledRouting>()
 
 /** Where this visitor goes on a routed link: a rule's or a variant's destination, or null for the link's URL. */
@@ -190,25 +226,12 @@ function routeOf(link: CachedLink, visit: Visit): RoutePick | null {
     // The IP-to-country table loads once, in the background, when a rule first asks for countries.
     if (routing.usesCountry) void loadIpCountries()
   }
-  const { request, deps } = visit
-  const headers = request.headers
-  const address = () => addressOf(visit)
-  const userAgent = () => headers.get('user-agent') ?? ''
-  return pickRoute(
-    routing,
-    {
-      userAgent,
-      country: () => {
-        const header = deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : ''
-        return /^[A-Za-z]{2}$/.test(header) ? header : countryOfIp(address())
-      },
-      acceptLanguage: () => headers.get('accept-language') ?? '',
-      query: () => queryOf(request.url),
-      ip: address,
-    },
-    visit.now,
-    () => visitorBucket(deps.routingSeed ?? 0n, address(), userAgent()),
-  )
+  return pickRoute(routing, visit, visit.now, stickyBucket)
+}
+
+/** A sticky A/B visitor's place in [0, 100): the keyed hash of its address and User-Agent. */
+function stickyBucket(visit: Visit): number {
+  return visitorBucket(visit.deps.routingSeed ?? 0n, visit.ip(), visit.userAgent())
 }
 
 /** The query string of a request URL, without "?" and any fragment. */
@@ -244,16 +267,16 @@ function closedPage(link: CachedLink, now: number): Response | null {
  */
 function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Response> {
   if (visit.request.method !== 'POST') return passwordPage()
-  const ip = addressOf(visit)
-  return unlockWithForm(visit.request, link.id, ip, visit.deps.unlock).then((unlocked) => {
+  return unlockWithForm(visit.request, link.id, visit.ip(), visit.deps.unlock).then((unlocked) => {
     if (unlocked instanceof Response) return unlocked
-    const now = visit.deps.now?.() ?? Date.now()
-    const closed = closedPage(unlocked, now)
+    // The visit ends here: it continues as the counted redirect of the link as unlocked, at this time.
+    visit.now = visit.deps.now?.() ?? Date.now()
+    visit.counted = true
+    const closed = closedPage(unlocked, visit.now)
     if (closed) return closed
-    const unlockedVisit = { ...visit, now, counted: true }
-    const pick = unlocked.r === undefined ? null : routeOf(unlocked, unlockedVisit)
+    const pick = unlocked.r === undefined ? null : routeOf(unlocked, visit)
     if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
-    return countedRedirect(unlocked, unlockedVisit, pick)
+    return countedRedirect(unlocked, visit, pick)
   }, unavailablePage)
 }
 
@@ -284,11 +307,12 @@ function countedRedirect(link: CachedLink, visit: Visit, pick: RoutePick | null 
     alias: visit.alias,
     at: visit.now,
     referrer: headers.get('referer') ?? '',
-    userAgent: headers.get('user-agent') ?? '',
-    ip: addressOf(visit),
+    userAgent: visit.userAgent(),
+    ip: visit.ip(),
     country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
     url: destination,
-    ...(pick !== null && { route: pick.route }),
+    // Always present, so every click has one shape; undefined is DEFAULT_ROUTE to its readers.
+    route: pick === null ? undefined : pick.route,
   }, response)
   return answer ?? response
 }
@@ -312,7 +336,7 @@ async function inspectAnswer(visit: Visit): Promise<Response> {
   if (request.method !== 'POST') return inspectPage(shortUrl, view)
   const form = await readForm(request).catch(() => null)
   if (form === null) return inspectPage(shortUrl, view, 'The report could not be read; please send the form again.', 400)
-  const ip = addressOf(visit)
+  const ip = visit.ip()
   let result
   try {
     result = await deps.report({ domain, alias, reason: form.get('reason') ?? '', details: form.get('details') ?? '', email: form.get('email') ?? '', ip })
@@ -352,7 +376,7 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
     if (alias === null) return isRoot(url) ? rootPage(url, deps) : notFoundPage()
     inspecting = true
   }
-  const visit: Visit = { request, alias, counted: method === 'GET', now: 0, domain: deps.shortDomain, keyPrefix: deps.keyPrefix, deps, peer }
+  const visit = new Visit(request, alias, deps, peer)
   // The default domain costs one comparison; another host must be a verified custom domain, whose name and
   // key prefix replace the default ones. There "health" is an alias like any other.
   if (deps.domains && !deps.domains.onDefaultDomain(url)) {

@@ -45,7 +45,7 @@ const HOSTILE_BODIES: [string, string, Record<string, string>?][] = [
   ['text content type', '{"url":"https://example.com"}', { 'content-type': 'text/plain' }],
   ['multipart', '--x\r\nContent-Disposition: form-data; name="url"\r\n\r\nhttps://example.com\r\n--x--', { 'content-type': 'multipart/form-data; boundary=x' }],
   ['garbage content type', '{}', { 'content-type': '\u00ff\u00fe;;;=' }],
-  ['huge body', JSON.stringify({ url: 'https://example.com/' + 'a'.repeat(600_000) })],
+  ['huge body', JSON.stringify({ url: `https://example.com/${'a'.repeat(600_000)}` })],
   ['long alias', JSON.stringify({ url: 'https://example.com', alias: 'a'.repeat(100_000) })],
 ]
 
@@ -65,7 +65,7 @@ describe('hostile requests', () => {
 
   test('weird paths and methods are 404 JSON', async () => {
     const paths = ['/%', '/%zz', '/..%2f..%2fetc%2fpasswd', '/api/v1/shorten/', '/API/V1/SHORTEN', '//api//v1//shorten', '/api/v1/shorten?x=%ZZ&&&=',
-      '/' + 'a'.repeat(5000), '/api/v1/\u00e9', '/internal/resolve/../../health', '/api/v1/links/abc', '/api/v1/guest/register']
+      `/${'a'.repeat(5000)}`, '/api/v1/\u00e9', '/internal/resolve/../../health', '/api/v1/links/abc', '/api/v1/guest/register']
     for (const path of paths) {
       const res = await call(app, 'GET', path.replace(/[^\x21-\x7e]/g, encodeURIComponent))
       expectJsonAnswer(res, path.slice(0, 60))

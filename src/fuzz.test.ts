@@ -16,7 +16,7 @@ const BODIES: unknown[] = [
 const QUERIES = ['', '?limit=-1', '?limit=1e9', '?offset=abc', '?cursor=%%%', '?cursor=eyJ4IjoxfQ', '?domain=%00', '?search=%25_%5C', '?period=FOREVER', '?limit=1&limit=2']
 
 let app: TestApp
-let paths: [string, string][] = []
+const paths: [string, string][] = []
 let guest = ''
 let db: Awaited<ReturnType<typeof testApi>>['database']['db']
 /** A fresh Pro key every 100 requests, so the per-key rate limit never hides a handler behind a 429. */
@@ -52,7 +52,7 @@ async function guestToken(): Promise<string> {
 async function tokenOf(kind: 'none' | 'guest' | 'key' | 'unknown-key'): Promise<string | undefined> {
   if (kind === 'guest') return guestToken()
   if (kind === 'key') return apiKey()
-  return kind === 'unknown-key' ? 'mk_' + 'A'.repeat(43) : undefined
+  return kind === 'unknown-key' ? `mk_${'A'.repeat(43)}` : undefined
 }
 
 function fill(path: string, value: string): string {

@@ -13,7 +13,9 @@ import { until } from './support/wait'
 
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
 const dirs: string[] = []
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
 
 async function start(entry: string): Promise<Child> {
   const dir = mkdtempSync(join(tmpdir(), 'e2e-logs-'))

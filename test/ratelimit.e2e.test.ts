@@ -82,7 +82,7 @@ const shared = Boolean(process.env.REDIS_URL && process.env.DATABASE_URL)
 describe.skipIf(!shared)('per-key rate limit across two API processes (REDIS_URL + DATABASE_URL)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ratelimit-e2e-'))
   let chdb: ChdbHttpProcess
-  let apis: Child[] = []
+  const apis: Child[] = []
   let database: Database
 
   beforeAll(async () => {

@@ -14,7 +14,7 @@ import { Int } from '../plugins/errors'
 /** A tool's arguments, as the MCP client sent them (checked against `input` by the SDK first). */
 export type Args = Record<string, unknown>
 /** A REST answer's JSON body. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the tools read fields of the routes' own answers, whose shapes the OpenAPI document and the tests pin
 export type Json = Record<string, any>
 
 export interface RestCall {
@@ -178,7 +178,7 @@ const SPECS: ToolSpec[] = [
     annotations: READ,
     input: args({ alias: Alias, domain: LinkDomain, period: StatsQuery.properties.period, include_bots: t.Optional(t.Boolean({ description: 'Count clicks flagged as bots too (default false)' })) }),
     rest: (a) => ({ method: 'GET', path: `/api/v1/links/${seg(a.alias)}/stats`, query: pick(a, ['domain', 'period', 'include_bots']) }),
-    summary: (body, a) => `Statistics of ${str(a.alias)} (${str(a.period ?? '7D')})`,
+    summary: (_body, a) => `Statistics of ${str(a.alias)} (${str(a.period ?? '7D')})`,
   },
   {
     name: 'check_alias',

@@ -70,6 +70,7 @@ export interface AgentCalls {
   /** After validation, before the route: the 202 of a call its Agent's policy holds, or undefined to run it. */
   hold(request: Request, principal: Principal, access: RouteAccess, body: unknown): Promise<Response | undefined>
   /** Writes each captured call's event after its answer is sent. */
+  // biome-ignore lint/complexity/noBannedTypes: Elysia's own type of a plugin that adds nothing to the context
   plugin: Elysia<'', { decorator: {}; store: {}; derive: {}; resolve: {} }>
 }
 

@@ -45,8 +45,8 @@ async function send(method: string, path: string, headers: Record<string, string
   const text = await res.text()
   return { status: res.status, challenge: res.headers.get('www-authenticate'), body: JSON.parse(text), text }
 }
-const at = 'at_' + 'a'.repeat(43)
-const mk = 'mk_' + 'b'.repeat(43)
+const at = `at_${'a'.repeat(43)}`
+const mk = `mk_${'b'.repeat(43)}`
 
 describe('an Agent token (at_)', () => {
   test('works on a route within its scopes', async () => {

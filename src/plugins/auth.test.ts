@@ -16,15 +16,15 @@ function refusal(header: string | null): string {
 
 describe('readBearer', () => {
   test('accepts "Bearer <token>" in any case of the scheme', () => {
-    const token = 'gt_' + 'a'.repeat(43)
+    const token = `gt_${'a'.repeat(43)}`
     expect(readBearer(`Bearer ${token}`)).toBe(token)
     expect(readBearer(`bearer ${token}`)).toBe(token)
     expect(readBearer(`BEARER   ${token} `)).toBe(token)
   })
 
   test('refuses missing, empty, other schemes, several tokens and malformed tokens with 401', () => {
-    const bad = [null, '', ' ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'gt_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(43)} extra`,
-      'Bearer gt_short', 'Bearer x_' + 'a'.repeat(43), 'Bearer XX_' + 'a'.repeat(43), `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, 'Bearer ' + 'gt_' + 'a'.repeat(5000)]
+    const bad = [null, '', ' ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', `gt_${'a'.repeat(43)}`, `Bearer gt_${'a'.repeat(43)} extra`,
+      'Bearer gt_short', `Bearer x_${'a'.repeat(43)}`, `Bearer XX_${'a'.repeat(43)}`, `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, `Bearer gt_${'a'.repeat(5000)}`]
     for (const header of bad) expect(refusal(header), String(header)).toBe('401 UNAUTHORIZED')
   })
 })
@@ -36,7 +36,7 @@ describe('auth on routes', () => {
   })
 
   test('odd Authorization headers are 401 JSON, never 500', async () => {
-    const headers = ['Bearer', 'Bearer ', 'Bearer \u00e9\u00e8', 'Token abc', 'Bearer gt_\u00ff' + 'a'.repeat(40), 'Bearer ' + 'x'.repeat(8000), 'Bearer null', 'Bearer undefined']
+    const headers = ['Bearer', 'Bearer ', 'Bearer \u00e9\u00e8', 'Token abc', `Bearer gt_\u00ff${'a'.repeat(40)}`, `Bearer ${'x'.repeat(8000)}`, 'Bearer null', 'Bearer undefined']
     for (const authorization of headers) {
       const res = await call(app, 'GET', '/api/v1/account/status', { headers: { authorization } })
       expect(res.status, `${authorization.slice(0, 30)}: ${show(res)}`).toBe(401)
@@ -54,7 +54,7 @@ describe('auth on routes', () => {
 
   test('a refused request is not counted against the token', async () => {
     const token = await newGuestToken(app)
-    await call(app, 'GET', '/api/v1/account/status', { token: token + 'x' })
+    await call(app, 'GET', '/api/v1/account/status', { token: `${token}x` })
     const res = await call(app, 'GET', '/api/v1/account/status', { token })
     expect(res.body.data.usage.requests_made, show(res)).toBe(1)
   })
@@ -79,7 +79,7 @@ describe('createAuth: authenticators are injected, one per token prefix', () => 
     .get('/a', ({ account, principal }) => ({ id: account.id, credential: principal.credentialId }), { account: true })
     .get('/g', ({ guest }) => ({ id: guest.id }), { guest: true })
   const get = (path: string, token: string) => app.handle(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${token}` } }))
-  const token = 'zz_' + 'b'.repeat(43)
+  const token = `zz_${'b'.repeat(43)}`
 
   test('a new prefix is one more authenticator: the route gets its account and the rate headers', async () => {
     const res = await get('/a', token)
@@ -92,7 +92,7 @@ describe('createAuth: authenticators are injected, one per token prefix', () => 
 
   test('a prefix no authenticator answers for, or a kind the route does not accept, is 401 without a lookup', async () => {
     const before = seen.length
-    for (const [path, t] of [['/a', 'mk_' + 'c'.repeat(43)], ['/g', token]] as const) {
+    for (const [path, t] of [['/a', `mk_${'c'.repeat(43)}`], ['/g', token]] as const) {
       const res = await get(path, t)
       const body = (await res.json()) as { error: string }
       expect(res.status, JSON.stringify(body)).toBe(401)

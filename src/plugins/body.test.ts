@@ -83,7 +83,7 @@ describe('JSON body parsing', () => {
 
 describe('nesting depth', () => {
   test('a body nested thousands of levels deep is a 400, not a stack overflow', async () => {
-    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`
     expect(nestingDepth(JSON.parse(deep))).toBeGreaterThan(MAX_DEPTH)
     const request = new Request('http://localhost/x', { method: 'POST', body: deep, headers: { 'content-type': 'application/json' } })
     await expect(parseJsonBody(request, 'application/json')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' })

@@ -40,7 +40,6 @@ export const MAX_DEPTH = 32
  * for them; NUL is refused by Postgres text columns (a 500 it would otherwise be), the others garble
  * logs and pages.
  */
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
 
 /** The path of the first string (or key) with a control character in a parsed value, or null. */

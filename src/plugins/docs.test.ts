@@ -109,7 +109,6 @@ const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/api/v1/links
 const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 let app: TestApp
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 let doc: any
 let raw: string
 

@@ -6,7 +6,6 @@ import { DOCUMENT_FILE, documentText } from '../../scripts/generate-client'
 import { call, show, testApi, TEST_IP_HEADER, uniqueIp, type TestApp } from '../../test/support/api'
 import { newAccount } from '../../test/support/fixtures'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
 let app: TestApp

@@ -116,7 +116,7 @@ describe('idempotent routes', () => {
       expect(r.status, `${JSON.stringify(key.slice(0, 20))}: ${show(r)}`).toBe(400)
       expect(r.body, show(r)).toMatchObject({ error: 'VALIDATION_FAILED', hint: expect.stringContaining('idempotency-key') })
     }
-    const longest = await post(app, '/t/count', proKey, '~ '.repeat(127) + '!')
+    const longest = await post(app, '/t/count', proKey, `${'~ '.repeat(127)}!`)
     expect(longest.status, `255 printable characters: ${show(longest)}`).toBe(200)
   })
 })

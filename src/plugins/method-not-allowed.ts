@@ -31,7 +31,7 @@ export function methodNotAllowed(routes: () => readonly Route[]) {
       ),
     ).map(([route, list]) => ({ pattern: patternOf(route), methods: new Set((list ?? []).map((r) => r.method)) }))
     const methods = new Set<string>()
-    for (const entry of table) if (entry.pattern.test(path)) entry.methods.forEach((m) => methods.add(m))
+    for (const entry of table) if (entry.pattern.test(path)) for (const method of entry.methods) methods.add(method)
     if (methods.has('GET')) methods.add('HEAD')
     return [...methods].sort()
   }

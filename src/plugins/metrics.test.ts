@@ -54,7 +54,7 @@ describe('the API /metrics', () => {
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="ok",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="refused",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_oauth_tokens_total{outcome="refused"}')).toBe(1)
-    expect(delta(after, before, 'linkservice_http_errors_total{code="LINK_NOT_FOUND"}'), [...after].filter(([k]) => k.includes('errors_total')).join(' ') + ' / ' + [...before].filter(([k]) => k.includes('errors_total')).join(' ')).toBe(3)
+    expect(delta(after, before, 'linkservice_http_errors_total{code="LINK_NOT_FOUND"}'), `${[...after].filter(([k]) => k.includes('errors_total')).join(' ')} / ${[...before].filter(([k]) => k.includes('errors_total')).join(' ')}`).toBe(3)
     // Three aliases, one series: the route pattern.
     expect(delta(after, before, 'linkservice_http_request_duration_seconds_count{method="GET",route="/api/v1/links/:alias",status="404"}')).toBe(3)
     expect([...after.keys()].some((k) => k.includes('aaaa1'))).toBe(false)

@@ -256,7 +256,10 @@ export const DOCUMENTED_AS = 'x-documented-as'
 
 /** `{x-documented-as: 'M'}` becomes `{$ref: M}` (its description kept). Walks the whole tree. */
 function documentedAsRefs(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(documentedAsRefs)
+  if (Array.isArray(node)) {
+    for (const item of node) documentedAsRefs(item)
+    return
+  }
   if (!isObject(node)) return
   const model = node[DOCUMENTED_AS]
   if (typeof model === 'string') {
@@ -269,7 +272,10 @@ function documentedAsRefs(node: unknown): void {
 
 /** `{type: number, multipleOf: 1}` (errors.ts Int) is an integer; say so. Walks the whole schema tree. */
 function integersAsInteger(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(integersAsInteger)
+  if (Array.isArray(node)) {
+    for (const item of node) integersAsInteger(item)
+    return
+  }
   if (!isObject(node)) return
   if (node.type === 'number' && node.multipleOf === 1) {
     node.type = 'integer'

@@ -14,7 +14,6 @@ import { Browser, inputValue, signInByMail } from '../../test/support/signin'
 import { startSmtpSink } from '../../test/support/smtp'
 import { ERROR_STATUS } from './errors'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
 const sink = await startSmtpSink()

@@ -107,7 +107,6 @@ describe.skipIf(!HAVE_CHROMIUM)('Swagger UI in Chromium', () => {
     await newLink(database.db, account.id, domain, 'spring-sale')
     server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app.handle(request) })
     origin = server.url.origin
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const doc = (await (await fetch(`${origin}/swagger/json`)).json()) as any
     operations = operationsOf(doc)
     for (const op of operations.values()) {

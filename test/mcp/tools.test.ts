@@ -57,8 +57,8 @@ describe('tools/list', () => {
     const { client } = await connected()
     const { tools } = await client.listTools()
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
-    expect(Object.keys(byName[`create_link`]!.inputSchema.properties!).sort()).toEqual([...Object.keys(ShortenRequest.properties), 'dry_run', 'idempotency_key'].sort())
-    expect(Object.keys(byName[`update_link`]!.inputSchema.properties!).sort()).toEqual(['alias', 'domain', ...Object.keys(UpdateLinkRequest.properties), 'dry_run', 'idempotency_key'].sort())
+    expect(Object.keys(byName.create_link!.inputSchema.properties!).sort()).toEqual([...Object.keys(ShortenRequest.properties), 'dry_run', 'idempotency_key'].sort())
+    expect(Object.keys(byName.update_link!.inputSchema.properties!).sort()).toEqual(['alias', 'domain', ...Object.keys(UpdateLinkRequest.properties), 'dry_run', 'idempotency_key'].sort())
     for (const tool of tools) expect('idempotency_key' in tool.inputSchema.properties!, tool.name).toBe(!tool.annotations!.readOnlyHint)
     expect(byName.create_link!.inputSchema.required).toEqual(['url'])
     for (const tool of tools) {

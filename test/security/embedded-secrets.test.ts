@@ -15,7 +15,9 @@ const dataDir = () => {
   dirs.push(dir)
   return dir
 }
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
 
 const LINK_ID = 'link_AAAAAAAAAAAAAAAAAAAAAA'
 

@@ -28,7 +28,7 @@ export function Choices<T extends string>(props: { legend: string; hint?: string
 /** A secret the API shows once: the value, a copy button and a warning that it will not be shown again. */
 export function ShownOnce(props: { title: string; secret: string; copyLabel: string; children?: ComponentChildren; onDone: () => void }) {
   return (
-    <div class="shown-once" role="region" aria-label={props.title}>
+    <section class="shown-once" aria-label={props.title}>
       <h3>{props.title}</h3>
       <p class="warning">
         <strong>Copy it now: it will not be shown again.</strong> The service keeps only its hash.
@@ -40,6 +40,6 @@ export function ShownOnce(props: { title: string; secret: string; copyLabel: str
       <button type="button" class="small" onClick={props.onDone}>
         Done, hide it
       </button>
-    </div>
+    </section>
   )
 }

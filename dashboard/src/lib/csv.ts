@@ -12,11 +12,17 @@ export function parseCsv(text: string): string[][] {
   for (; i < text.length; i++) {
     const c = text[i]!
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      }
       else if (c === '"') quoted = false
       else field += c
     } else if (c === '"' && field === '') quoted = true
-    else if (c === ',') row.push(field), (field = '')
+    else if (c === ',') {
+      row.push(field)
+      field = ''
+    }
     else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++
       row.push(field)
@@ -26,7 +32,10 @@ export function parseCsv(text: string): string[][] {
     } else field += c
   }
   if (quoted) throw new Error('the file ends inside a quoted field (a " is not closed)')
-  if (field !== '' || row.length > 0) row.push(field), rows.push(row)
+  if (field !== '' || row.length > 0) {
+    row.push(field)
+    rows.push(row)
+  }
   return rows.filter((r) => r.length > 1 || r[0] !== '')
 }
 
@@ -37,7 +46,7 @@ export function csvField(value: string): string {
 }
 
 export function toCsv(rows: readonly (readonly string[])[]): string {
-  return rows.map((row) => row.map(csvField).join(',')).join('\r\n') + '\r\n'
+  return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`
 }
 
 /** Columns an import understands: those of POST /api/v1/shorten. */

@@ -103,7 +103,10 @@ export function RootUrlForm({ domain, onSaved }: { domain: Domain; onSaved: (dom
           placeholder="https://example.com/"
           value={value}
           aria-describedby={`${id}-hint`}
-          onInput={(e) => (setValue(e.currentTarget.value), setSaved(false))}
+          onInput={(e) => {
+            setValue(e.currentTarget.value)
+            setSaved(false)
+          }}
         />
         <span id={`${id}-hint`} class="hint">
           Visitors of the domain's bare address go here; leave it empty for a neutral page saying the address serves short links.

@@ -27,7 +27,10 @@ export function DomainsPage() {
   }, [])
 
   const replace = (domain: Domain) => setDomains((all) => (all ?? []).map((d) => (d.hostname === domain.hostname ? domain : d)))
-  const added = (domain: Domain, next: Usage) => (setDomains((all) => [...(all ?? []), domain]), setUsage(next))
+  const added = (domain: Domain, next: Usage) => {
+    setDomains((all) => [...(all ?? []), domain])
+    setUsage(next)
+  }
 
   const remove = async (domain: Domain) => {
     setDoomed(null)

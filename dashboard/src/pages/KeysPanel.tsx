@@ -38,7 +38,10 @@ export function KeysPanel() {
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
       <p>Programs call the API with a key. Give each program its own, held to the scopes it needs, so you can revoke one without the others.</p>
-      <CreateKeyForm onCreated={(key) => (setCreated(key), load())} />
+      <CreateKeyForm onCreated={(key) => {
+          setCreated(key)
+          load()
+        }} />
       {created && (
         <ShownOnce title={`Your new key “${created.name}”`} secret={created.key} copyLabel="Copy the new key" onDone={() => setCreated(null)} />
       )}

@@ -54,7 +54,10 @@ export function LinkStats({ alias, domain, onRefresh }: { alias: string; domain:
             </label>
           ))}
         </fieldset>
-        <button type="button" onClick={() => (setReload((n) => n + 1), onRefresh())} disabled={busy}>
+        <button type="button" onClick={() => {
+            setReload((n) => n + 1)
+            onRefresh()
+          }} disabled={busy}>
           Refresh statistics
         </button>
       </div>

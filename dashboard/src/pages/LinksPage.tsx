@@ -51,7 +51,10 @@ export function LinksPage() {
   }, [query, filters, cursor, reload])
 
   const linkTags = useLinkTags(page?.links)
-  const filter = (next: Filters) => (setFilters(next), setCursors([null]))
+  const filter = (next: Filters) => {
+    setFilters(next)
+    setCursors([null])
+  }
 
   const remove = async (link: LinkRecord) => {
     setDoomed(null)
@@ -67,7 +70,10 @@ export function LinksPage() {
   return (
     <>
       <h1>Links</h1>
-      <CreateLinkForm onCreated={() => (setCursors([null]), setReload((n) => n + 1))} />
+      <CreateLinkForm onCreated={() => {
+          setCursors([null])
+          setReload((n) => n + 1)
+        }} />
       <section aria-labelledby="list-title">
         <h2 id="list-title">Your links</h2>
         <div class="toolbar">

@@ -73,7 +73,10 @@ function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assi
   const [saved, setSaved] = useState(false)
   const button = useRef<HTMLButtonElement>(null)
   const panelId = `tags-${link.domain}-${link.alias}`.replace(/[^A-Za-z0-9_-]/g, '-')
-  const close = () => (setOpen(false), button.current?.focus())
+  const close = () => {
+    setOpen(false)
+    button.current?.focus()
+  }
 
   // The box shows its new state at once (a controlled checkbox would otherwise spring back while the
   // call runs); a refusal puts the previous tags back and says why.
@@ -96,8 +99,15 @@ function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assi
     }
   }
 
+  const closeOnEscape = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape' || !open) return
+    e.stopPropagation()
+    close()
+  }
+
   return (
-    <div class="tag-menu" onKeyDown={(e) => e.key === 'Escape' && open && (e.stopPropagation(), close())}>
+    // biome-ignore lint/a11y/noStaticElementInteractions: Escape pressed on any control of the menu (buttons, checkboxes) closes it; the wrapper is no control itself
+    <div class="tag-menu" onKeyDown={closeOnEscape}>
       <button ref={button} type="button" class="small" aria-expanded={open} aria-controls={panelId} onClick={() => setOpen(!open)}>
         Tags<span class="visually-hidden"> of {link.short_url}</span>
       </button>

@@ -94,8 +94,8 @@ describe('the formats', () => {
   })
 
   test('a name longer than a DNS name (253 characters) is no entry', async () => {
-    const long = `${'a'.repeat(60)}.`.repeat(4) + 'example' // 251 characters: a name
-    const tooLong = `${'a'.repeat(60)}.`.repeat(4) + 'example.org'
+    const long = `${`${'a'.repeat(60)}.`.repeat(4)}example` // 251 characters: a name
+    const tooLong = `${`${'a'.repeat(60)}.`.repeat(4)}example.org`
     const { summary, hosts } = await parse(`a.example\nb.example\n${long}\n${tooLong}\n${tooLong.toUpperCase()}\n`)
     expect(hosts).toEqual(['a.example', 'b.example', long])
     expect(summary.skipped).toBe(2)

@@ -206,7 +206,10 @@ export class ListParser {
     let line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
     if (number === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1)
     line = line.trim()
-    if (this.format !== undefined) return this.read(number, line)
+    if (this.format !== undefined) {
+      this.read(number, line)
+      return
+    }
     if (line.startsWith('#')) {
       // A CSV header inside a comment (URLhaus), before the first data line.
       if (this.sample.length === 0) {

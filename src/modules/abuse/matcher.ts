@@ -124,7 +124,10 @@ export async function addedEntries(before: Snapshot, source: number, next: Sourc
       if (old.hosts.hasEntryOf(next.hosts, i)) continue
       const host = next.hosts.entry(i)
       if (covered(host)) continue
-      if (added.hosts.push(host) > limit) return (over = true), next.hosts.size
+      if (added.hosts.push(host) > limit) {
+        over = true
+        return next.hosts.size
+      }
     }
     return next.hosts.size
   })
@@ -137,7 +140,10 @@ export async function addedEntries(before: Snapshot, source: number, next: Sourc
       const oldPrefixes = old.prefixes.get(host)
       if (oldPrefixes && sortedHas(oldPrefixes, prefix)) continue
       if (match(before, { host, path: prefix }).listed || hostEntry(before.allow, host) >= 0) continue
-      if (added.hosts.length + added.prefixes.push({ host, prefix }) > limit) return (over = true), prefixes.length
+      if (added.hosts.length + added.prefixes.push({ host, prefix }) > limit) {
+        over = true
+        return prefixes.length
+      }
     }
     return prefixes.length
   })

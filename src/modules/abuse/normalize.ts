@@ -43,7 +43,7 @@ export function canonicalHost(hostname: string): string {
   while (host.endsWith('.')) host = host.slice(0, -1)
   if (host.startsWith('[::ffff:')) {
     const groups = ipv6(host.slice(1, -1))
-    if (groups && groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    if (groups?.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
       return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`
     }
   }

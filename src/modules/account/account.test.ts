@@ -52,7 +52,7 @@ describe('GET /api/v1/account/status', () => {
     const expired = await call(later.app, 'GET', '/api/v1/account/status', { token })
     expect(expired.status, show(expired)).toBe(401)
     expect(expired.body.hint, show(expired)).toContain('expired')
-    for (const bad of ['mk_0123456789abcdefghijklmnop', 'at_0123456789abcdefghijklmnop', 'gt_' + 'A'.repeat(43), 'garbage', 'gt_short']) {
+    for (const bad of ['mk_0123456789abcdefghijklmnop', 'at_0123456789abcdefghijklmnop', `gt_${'A'.repeat(43)}`, 'garbage', 'gt_short']) {
       const res = await call(app, 'GET', '/api/v1/account/status', { token: bad })
       expect(res.status, `${bad}: ${show(res)}`).toBe(401)
       expect(res.body.error, `${bad}: ${show(res)}`).toBe('UNAUTHORIZED')
@@ -103,7 +103,7 @@ describe('GET /api/v1/account/status with an API key', () => {
     const revoked = await call(app, 'GET', '/api/v1/account/status', { token: apiKey })
     expect(revoked.status, show(revoked)).toBe(401)
     expect(revoked.body.error, show(revoked)).toBe('UNAUTHORIZED')
-    const unknown = await call(app, 'GET', '/api/v1/account/status', { token: 'mk_' + 'Z'.repeat(43) })
+    const unknown = await call(app, 'GET', '/api/v1/account/status', { token: `mk_${'Z'.repeat(43)}` })
     expect(unknown.status, show(unknown)).toBe(401)
   })
 

@@ -78,7 +78,7 @@ describe('enforced and shown at the configured figure', () => {
   test('Free requests a minute = 7: the 8th request of a key is 429 RATE_LIMITED; an Agent token has its own 7', async () => {
     const account = await newAccount(api.deps.db)
     const statuses: number[] = []
-    let last
+    let last: Awaited<ReturnType<typeof call>> | undefined
     for (let i = 0; i < 8; i++) {
       last = await call(api.app, 'GET', '/api/v1/links', { token: account.key })
       statuses.push(last.status)

@@ -18,7 +18,6 @@ const ADMIN_ROUTES: [method: string, path: string, body: boolean][] = [
   ['get', '/api/v1/admin/actions', false],
 ]
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 let doc: any
 beforeAll(async () => {
   const res = await call((await testApi()).app, 'GET', '/swagger/json')

@@ -69,7 +69,7 @@ async function keyOperator(services: Services, header: string): Promise<Verdict 
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
     .where(and(eq(apiKeys.keyHash, hashSecret(token)), isNull(apiKeys.revokedAt), isNull(accounts.suspendedAt)))
     .limit(1)
-  if (!row || !row.scopes?.includes(ADMIN_SCOPE) || !isOperator(services.config, row.email)) return null
+  if (!row?.scopes?.includes(ADMIN_SCOPE) || !isOperator(services.config, row.email)) return null
   touch(services, row.keyId, row.lastUsedAt)
   const rateHeaders = await limitCredential(services, `mk:${row.keyId}`, row.plan)
   return { operator: { id: row.id, email: row.email, via: 'key' }, rateHeaders }

@@ -192,7 +192,7 @@ export async function decideApproval(services: Pick<Services, 'db' | 'config' | 
     .where(eq(agents.id, won.agentId))
     .limit(1)
   let result: { status: number; body: unknown }
-  if (!agent || agent.status !== 'active') {
+  if (agent?.status !== 'active') {
     result = { status: 409, body: { success: false, error: 'AGENT_KILLED', hint: 'The Agent was killed before the approval; nothing was run.' } }
   } else if (won.scopes.some((s) => !agent.scopes.includes(s))) {
     result = { status: 403, body: { success: false, error: 'INSUFFICIENT_SCOPE', hint: `The Agent no longer holds ${won.scopes.join(' ')}; nothing was run.` } }

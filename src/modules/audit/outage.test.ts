@@ -89,7 +89,7 @@ describe('a 10 s outage of ClickHouse', () => {
     expect(recorder.counters).toMatchObject({ recorded: calls, dropped: 0, written: calls, pendingBatches: 0, spoolBytes: 0 })
     expect(await storedAudit(ch, agent)).toEqual({ rows: calls, ids: calls })
     const durations = new Set<number>()
-    for (let cursor: string | undefined, page; (page = await readAudit(ch, { accountId: account, agentId: agent, limit: 100, cursor })); cursor = page.next_cursor ?? undefined) {
+    for (let cursor: string | undefined, page: Awaited<ReturnType<typeof readAudit>>; (page = await readAudit(ch, { accountId: account, agentId: agent, limit: 100, cursor })); cursor = page.next_cursor ?? undefined) {
       for (const event of page.events) durations.add(event.duration_ms)
       if (!page.next_cursor) break
     }

@@ -146,7 +146,7 @@ export async function confirmLocalCheckout(
   onUpgraded: OnUpgraded,
 ): Promise<{ outcome: 'confirmed' | 'already_paid' | 'expired'; checkout: CheckoutRow } | null> {
   const row = await findCheckout(services, id)
-  if (!row || row.provider !== 'local' || !provider.confirmsLocally) return null
+  if (row?.provider !== 'local' || !provider.confirmsLocally) return null
   const state = checkoutState(row, services.now())
   if (state !== 'pending') return { outcome: state === 'paid' ? 'already_paid' : 'expired', checkout: row }
   const paid = await confirmCheckout(services, { id }, onUpgraded)

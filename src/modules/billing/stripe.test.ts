@@ -25,7 +25,7 @@ describe('verifyStripeSignature', () => {
 
   test('refuses a changed body, another secret, no header, garbage, and timestamps outside 300 s either way', () => {
     const header = stripeSignature(payload, SECRET, NOW)
-    expect(verifyStripeSignature(payload + ' ', header, SECRET, NOW)).toBe(false)
+    expect(verifyStripeSignature(`${payload} `, header, SECRET, NOW)).toBe(false)
     expect(verifyStripeSignature(payload, header, 'whsec_other', NOW)).toBe(false)
     expect(verifyStripeSignature(payload, null, SECRET, NOW)).toBe(false)
     for (const bad of ['', 't=', 'v1=abc', `t=${NOW}`, `t=abc,v1=${'a'.repeat(64)}`, 'garbage,,,==']) {

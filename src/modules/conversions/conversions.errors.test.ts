@@ -38,7 +38,7 @@ describe('POST /api/analytics/link-conversion: field rules', () => {
     const c = click(proLink)
     const long = await call(app, 'POST', PATH, { body: { ...c, clickId: 'A'.repeat(65), conversionType: 'signup', eventId: 'x' } })
     expect(long.status, show(long)).toBe(400)
-    const sig = await call(app, 'POST', PATH, { body: { ...c, clickSignature: 'k.' + 'A'.repeat(127), conversionType: 'signup', eventId: 'x' } })
+    const sig = await call(app, 'POST', PATH, { body: { ...c, clickSignature: `k.${'A'.repeat(127)}`, conversionType: 'signup', eventId: 'x' } })
     expect(sig.status, show(sig)).toBe(400)
   })
 

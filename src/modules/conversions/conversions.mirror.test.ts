@@ -30,7 +30,7 @@ describe('conversions_v1 (the ClickHouse mirror)', () => {
       currency: 'EUR',
       is_refund: 1,
     })
-    expect(Date.parse(rows[0]!.occurred_at.replace(' ', 'T') + 'Z')).toBe(Date.parse(occurredAt))
+    expect(Date.parse(`${rows[0]!.occurred_at.replace(' ', 'T')}Z`)).toBe(Date.parse(occurredAt))
 
     // The same write retried (same conversion id = same dedup token): still one row.
     const [pg] = await rowsOf(linkId)

@@ -35,7 +35,7 @@ describe('POST /api/analytics/link-conversion: security', () => {
 
   test('a signature under an unknown key id: 401', async () => {
     const c = click(proLink)
-    const res = await call(app, 'POST', PATH, { body: { ...c, clickSignature: 'zz' + c.clickSignature.slice(c.clickSignature.indexOf('.')), conversionType: 'signup', eventId: 'e3' } })
+    const res = await call(app, 'POST', PATH, { body: { ...c, clickSignature: `zz${c.clickSignature.slice(c.clickSignature.indexOf('.'))}`, conversionType: 'signup', eventId: 'e3' } })
     expect(res.status, show(res)).toBe(401)
   })
 
@@ -47,7 +47,7 @@ describe('POST /api/analytics/link-conversion: security', () => {
   })
 
   test('an unknown API key: 401', async () => {
-    const res = await call(app, 'POST', PATH, { token: 'mk_' + 'x'.repeat(43), body: { ...click(proLink), conversionType: 'signup', eventId: 'e5' } })
+    const res = await call(app, 'POST', PATH, { token: `mk_${'x'.repeat(43)}`, body: { ...click(proLink), conversionType: 'signup', eventId: 'e5' } })
     expect(res.status, show(res)).toBe(401)
   })
 

@@ -67,7 +67,7 @@ describe('GET /tls/ask', () => {
       'https://sho.rt/',
       'links.example.com/path',
       'localhost',
-      'x'.repeat(300) + '.example.com',
+      `${'x'.repeat(300)}.example.com`,
     ]
     for (const domain of refused) {
       const res = await ask(domain)

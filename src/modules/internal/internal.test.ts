@@ -72,7 +72,7 @@ describe('GET /internal/resolve', () => {
       {},
       { 'x-internal-secret': '' },
       { 'x-internal-secret': 'wrong' },
-      { 'x-internal-secret': TEST_INTERNAL_SECRET + 'x' },
+      { 'x-internal-secret': `${TEST_INTERNAL_SECRET}x` },
       { 'x-internal-secret': TEST_INTERNAL_SECRET.slice(0, -1) },
       { authorization: `Bearer ${TEST_INTERNAL_SECRET}` },
     ]

@@ -100,7 +100,7 @@ async function exchangeCode(services: TokenServices, form: Form, client: OAuthCl
     await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
     await markClientUsed(tx, clientId, new Date(now))
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
-    if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
+    if (agent?.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const scopes = row.scopes.filter((s) => agent.scopes.includes(s))
     return issueTokens(
       tx,
@@ -147,7 +147,7 @@ async function refresh(services: TokenServices, form: Form, clientId: string): P
     // A refresh keeps the audience its grant was issued for: never wider, and asked for again as it was.
     if (resource !== undefined && resolveResource(services.config, resource) !== row.resource) throw new OAuthError('invalid_target', `resource must be ${row.resource}.`)
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
-    if (!agent || agent.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
+    if (agent?.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
     const granted = row.scopes.filter((s) => agent.scopes.includes(s))
     let scopes = granted
     if (scope !== undefined) {

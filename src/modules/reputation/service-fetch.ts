@@ -9,6 +9,9 @@
 //
 // Not fetchPublicJson itself: a DoH answer is a binary DNS message, asked for with `accept:
 // application/dns-message`, where that one reads JSON under `accept: application/json` only.
+//
+// sendToService is the same guard for a POST whose answer is any status (the webhook dispatcher,
+// src/modules/webhooks): the status and at most `maxBytes` of the body, the rest never read.
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { hostKind, type HostKind } from '../../lib/hosts'
@@ -68,9 +71,9 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
   })
 }
 
-function request(url: URL, address: string | null, accept: string, signal: AbortSignal): Promise<Response> {
-  const headers: Record<string, string> = { accept }
-  const init: BunFetchRequestInit = { redirect: 'manual', signal, headers }
+function request(url: URL, address: string | null, accept: string, signal: AbortSignal, send: { method: string; headers?: Record<string, string>; body?: string } = { method: 'GET' }): Promise<Response> {
+  const headers: Record<string, string> = { ...send.headers, accept }
+  const init: BunFetchRequestInit = { method: send.method, body: send.body, redirect: 'manual', signal, headers }
   if (address === null) return fetch(url.href, init)
   const pinned = new URL(url.href)
   pinned.hostname = isIP(address) === 6 ? `[${address}]` : address
@@ -105,6 +108,49 @@ export async function fetchService(url: URL, options: ServiceFetchOptions): Prom
     return await readCapped(response)
   } catch (error) {
     if (error instanceof ServiceFetchError) throw error
+    if (deadline.aborted) throw new ServiceFetchError(`did not answer within ${options.timeoutMs / 1000} s`)
+    throw new ServiceFetchError('could not be reached (connection or TLS failure)')
+  }
+}
+
+export interface ServiceSendOptions extends ServiceFetchOptions {
+  method: 'POST'
+  headers: Record<string, string>
+  body: string
+  /** Bytes of the answer read at most; the rest is never read. */
+  maxBytes: number
+  /** Aborts the call (the service stopping). */
+  signal?: AbortSignal
+}
+
+/** The first bytes of the body, up to maxBytes; the stream is cancelled there. */
+async function readPrefix(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of response.body ?? []) {
+    chunks.push(chunk.subarray(0, maxBytes - total))
+    total += Math.min(chunk.byteLength, maxBytes - total)
+    // Leaving the loop cancels the stream: the rest is never read.
+    if (total >= maxBytes) break
+  }
+  return Buffer.concat(chunks)
+}
+
+/**
+ * A request to `url` under the guard above, answered with whatever status it gets (a redirect is an
+ * answer, never followed) and the first maxBytes of its body; a refusal, timeout or connection failure
+ * is a ServiceFetchError.
+ */
+export async function sendToService(url: URL, options: ServiceSendOptions): Promise<{ status: number; body: Uint8Array }> {
+  const deadline = AbortSignal.timeout(options.timeoutMs)
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline
+  try {
+    const address = await untilAborted(checkedAddress(url, options.allowHttpLoopback, options.resolve ?? systemResolve), signal)
+    const response = await request(url, address, options.accept, signal, options)
+    return { status: response.status, body: await readPrefix(response, options.maxBytes) }
+  } catch (error) {
+    if (error instanceof ServiceFetchError) throw error
+    if (options.signal?.aborted) throw new ServiceFetchError('stopped')
     if (deadline.aborted) throw new ServiceFetchError(`did not answer within ${options.timeoutMs / 1000} s`)
     throw new ServiceFetchError('could not be reached (connection or TLS failure)')
   }

@@ -121,7 +121,7 @@ export function createReputation(services: ReputationServices, deps: ReputationD
     for (const destination of new Set([link.url, ...link.routingUrls])) {
       const verdicts = await Promise.all(checks.map(async (check) => ({ check: check.name, verdict: await ask(check, destination) })))
       const found = verdicts.find(({ verdict }) => verdict.verdict === 'unsafe')
-      if (!found || found.verdict.verdict !== 'unsafe') continue
+      if (found?.verdict.verdict !== 'unsafe') continue
       const which = destination === link.url ? 'its destination' : 'a routing destination'
       const reason = `reputation check ${found.check}: ${found.verdict.reason} (${which} ${shown(destination)})`
       const flagged = await setLinkStates(services, [link.id], 'flagged', reason, ['ok'])

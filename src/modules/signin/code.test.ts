@@ -169,7 +169,7 @@ describe('sign-in by mailed code', () => {
     const forged = await browser.post('/signin/code', { attempt: form.attempt, code, next: '', csrf: 'A'.repeat(43) })
     expect(forged.status, showPage(forged)).toBe(403)
     // Another site's form carries the attacker's own token, not this browser's cookie.
-    const elsewhere = await new Browser(api.app).request('POST', '/signin/code', { attempt: form.attempt, code, next: '', csrf: form.csrf }, { cookie: '__Host-ls_login=' + 'B'.repeat(43) })
+    const elsewhere = await new Browser(api.app).request('POST', '/signin/code', { attempt: form.attempt, code, next: '', csrf: form.csrf }, { cookie: `__Host-ls_login=${'B'.repeat(43)}` })
     expect(elsewhere.status, showPage(elsewhere)).toBe(403)
     expect(browser.cookies.has('__Host-ls_session')).toBe(false)
     // The refusals counted no attempt: the first wrong code leaves all but one.

@@ -57,7 +57,7 @@ export function signinModule(services: Services) {
   const signIn = async (request: Request, accountId: string, method: SignInMethod, next: string, cookies: string[] = []) => {
     const previous = await readSession(services, request)
     if (previous) await revokeSession(services, previous.id)
-    let session
+    let session: Awaited<ReturnType<typeof createSession>>
     try {
       session = await createSession(services, accountId, method)
     } catch (error) {
@@ -105,7 +105,7 @@ export function signinModule(services: Services) {
         const next = returnPath(formField(body, 'next'))
         if (!loginFormOk(request, body)) return staleForm(next)
         const page = { attemptId: formField(body, 'attempt') ?? '', next, csrf: formField(body, 'csrf')!, email: formField(body, 'email') ?? '', validMinutes: SIGN_IN_CODE_TTL_MS / 60_000 }
-        let check
+        let check: Awaited<ReturnType<typeof checkSignInCode>>
         try {
           await enforceIpLimit(services, request, server, 'signin-code', SIGN_IN_RATES.codesPerIp)
           check = await checkSignInCode(services, page.attemptId, formField(body, 'code') ?? '')

@@ -51,7 +51,6 @@ export function localPath(raw: unknown): string | null {
 
 /** One path on this site to a browser: a single leading "/", no whitespace, controls or backslashes. */
 function plainPath(text: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return startsAsPath(text) && !/[\u0000-\u0020\u007f\\]/.test(text)
 }
 

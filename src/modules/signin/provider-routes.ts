@@ -37,7 +37,7 @@ function encodePending(p: Pending): string {
 
 function decodePending(value: string | null): Pending | null {
   const parts = value?.split('.')
-  if (!parts || parts.length !== 4 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return null
+  if (parts?.length !== 4 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return null
   const next = returnPath(Buffer.from(parts[3]!, 'base64url').toString())
   return { provider: parts[0]!, state: parts[1]!, verifier: parts[2]!, next }
 }

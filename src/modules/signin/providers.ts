@@ -84,7 +84,7 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 async function exchange(client: OAuth2Client, tokenUrl: string, code: string, codeVerifier: string | null): Promise<string> {
-  let tokens
+  let tokens: Awaited<ReturnType<OAuth2Client['validateAuthorizationCode']>>
   try {
     tokens = await withTimeout(client.validateAuthorizationCode(tokenUrl, code, codeVerifier), 'token exchange')
   } catch (error) {

@@ -55,7 +55,7 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
   }
 
   const now = new Date(services.now())
-  let data
+  let data: typeof head & LinkStats
   try {
     const [stats, ...parts] = await Promise.all([
       sharedStats(services.clickhouse, `${row.id} ${req.period} ${req.includeBots}`, () =>

@@ -16,7 +16,6 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
  * First key of the two-key advisory lock that serialises tag creation per account (the second is a
  * hash of the account id). Arbitrary, distinct from the migration lock and the domains lock.
  */
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/
 
 export function toTagRecord(row: TagRow): TagRecord {

@@ -98,7 +98,7 @@ describe('POST /api/v1/tags', () => {
   test('security: a guest token, no token or an unknown key is 401; nothing is created', async () => {
     const guest = await newGuestToken(app)
     const name = `sneaky-${crypto.randomUUID().slice(0, 20)}` // a valid name: only the credential is wrong
-    for (const token of [guest, undefined, 'mk_' + 'A'.repeat(43)]) {
+    for (const token of [guest, undefined, `mk_${'A'.repeat(43)}`]) {
       const res = await call(app, 'POST', '/api/v1/tags', { token, body: { name } })
       expect(res.status, show(res)).toBe(401)
       expect(res.body.error, show(res)).toBe('UNAUTHORIZED')

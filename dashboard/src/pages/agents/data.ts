@@ -11,7 +11,10 @@ export function useAgents(): { agents: AgentRecord[] | null; error: unknown; rel
   const reload = () =>
     api
       .GET('/api/v1/agents')
-      .then((result) => (setAgents(must(result).data.agents), setError(null)))
+      .then((result) => {
+        setAgents(must(result).data.agents)
+        setError(null)
+      })
       .catch(setError)
   useEffect(() => void reload(), [])
   return { agents, error, reload }

@@ -17,6 +17,7 @@ export function AccountModeration({ accountId }: { accountId: string }) {
   const [id, setId] = useState(accountId)
   return (
     <ModerationPage title="Moderation" intro="Suspend an account that abuses the service, or restore one. Its id is on its links and on the reports of them.">
+      {/* biome-ignore lint/a11y/useSemanticElements: the form itself is the search landmark; a <search> wrapper would add an element and nothing else */}
       <form
         class="card"
         role="search"

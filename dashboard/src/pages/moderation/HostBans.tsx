@@ -44,7 +44,11 @@ export function HostBans() {
 
   return (
     <ModerationPage title="Moderation" intro="Hosts no link may lead to. A ban covers the host and its subdomains (a name without a dot, or an IP address, only itself).">
-      <BanForm onBanned={(what) => (setDone(what), pages.reset(), setReload((n) => n + 1))} />
+      <BanForm onBanned={(what) => {
+          setDone(what)
+          pages.reset()
+          setReload((n) => n + 1)
+        }} />
       <section aria-labelledby="bans-title">
         <h2 id="bans-title">Banned hosts</h2>
         {done && (
@@ -115,7 +119,12 @@ function BanForm({ onBanned }: { onBanned: (what: string) => void }) {
   return (
     <section aria-labelledby="ban-title" class="card">
       <h2 id="ban-title">Ban a host</h2>
-      <form onSubmit={(e) => (e.preventDefault(), host.trim() && setConfirming(true))}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          if (host.trim()) setConfirming(true)
+        }}
+      >
         <div class="field">
           <label for="ban-host">Host</label>
           <input id="ban-host" required maxLength={260} placeholder="evil.example" value={host} onInput={(e) => setHost(e.currentTarget.value)} />
