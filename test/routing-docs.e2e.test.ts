@@ -6,106 +6,18 @@
 // After each block the test also asserts what the prose says it shows and the comments cannot pin: the
 // clicks each route counted, and which variant of the A/B test wins.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
+import { examplesOf, expectShown, startEntryPath, startShell, startVariables, type BlockRun } from './support/doc-examples'
 import { freePort, startEntry, type Child } from './support/processes'
 
-const ROOT = resolve(import.meta.dir, '..')
 /** How the page names the service; the test's own port replaces it. */
 const DOC_ORIGIN = 'http://localhost:3000'
 /** A start, a request, a click reaching ClickHouse: far longer than any takes, short of a hang. */
 const STEP_DEADLINE_MS = 60_000
 /** The A/B block waits for its test's ends_at (half a minute) before it reads. */
 const AB_END_DEADLINE_MS = 120_000
-
-/** The "## Worked examples" section of docs/routing.md, to the next `## ` heading. */
-function examplesSection(): string {
-  const page = readFileSync(join(ROOT, 'docs/routing.md'), 'utf8')
-  const start = page.indexOf('\n## Worked examples')
-  if (start < 0) throw new Error('docs/routing.md: no "## Worked examples" section')
-  const end = page.indexOf('\n## ', start + 1)
-  return page.slice(start, end < 0 ? undefined : end)
-}
-
-function shellBlocks(): string[] {
-  return [...examplesSection().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
-}
-
-/** `NAME=value … npm start` → the variables it sets; anything else is not a start line. */
-function startVariables(block: string): Record<string, string> {
-  const match = /^((?:[A-Z][A-Z0-9_]*=\S+ +)*)npm start\n?$/.exec(block)
-  if (!match) throw new Error(`the first block is not a start line "NAME=value npm start":\n${block}`)
-  return Object.fromEntries(match[1]!.trim().split(/ +/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]))
-}
-
-/** The lines a block's comments say it prints: whole-line comments and comments after two spaces. */
-function shownLines(block: string): string[] {
-  return block.split('\n').flatMap((line) => {
-    const comment = /^\s*# (.*)$/.exec(line) ?? /\s{2,}# (.*)$/.exec(line)
-    return comment ? [comment[1]!.trimEnd()] : []
-  })
-}
-
-/** A shown line as a pattern of a whole output line: `…` is anything. */
-function linePattern(shown: string): RegExp {
-  return new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
-}
-
-/** The entry `npm start` runs: the .ts file package.json's start script names. */
-function startEntryPath(): string {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
-  const entry = scripts.start?.split(/\s+/).find((word) => word.endsWith('.ts'))
-  if (!entry) throw new Error(`package.json: no .ts entry in the start script: ${scripts.start}`)
-  return entry
-}
-
-interface BlockRun {
-  status: number
-  lines: string[]
-  /** The block, its stdout and stderr: the message of every assertion on it. */
-  shown: string
-}
-
-/** One bash for the whole walk: each block is written to its stdin, then a line marking its end and status. */
-function startShell(cwd: string) {
-  const proc = Bun.spawn(['bash', '--noprofile', '--norc'], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const reader = proc.stdout.getReader()
-  const decoder = new TextDecoder()
-  let stdout = ''
-  let stderr = ''
-  let blocks = 0
-  void (async () => {
-    const errorDecoder = new TextDecoder()
-    for await (const chunk of proc.stderr) stderr += errorDecoder.decode(chunk, { stream: true })
-  })()
-
-  async function run(block: string): Promise<BlockRun> {
-    const marker = `__routing_block_${++blocks}_done__`
-    const errorsBefore = stderr.length
-    proc.stdin.write(`${block}\nprintf '\\n${marker} %s\\n' "$?"\n`)
-    proc.stdin.flush()
-    const end = new RegExp(`\\n${marker} (\\d+)\\n`)
-    let found: RegExpExecArray | null
-    while (!(found = end.exec(stdout))) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`bash ended during the block:\n${block}\nstdout: ${stdout}\nstderr: ${stderr}`)
-      stdout += decoder.decode(value, { stream: true })
-    }
-    const output = stdout.slice(0, found.index)
-    stdout = stdout.slice(found.index + found[0].length)
-    const lines = output.split(/\r?\n/).filter((line) => line !== '')
-    return { status: Number(found[1]), lines, shown: `block:\n${block}\nstdout:\n${output}\nstderr:\n${stderr.slice(errorsBefore)}` }
-  }
-
-  return { run, stop: () => proc.kill() }
-}
 
 interface RouteItem {
   route: string
@@ -114,7 +26,7 @@ interface RouteItem {
 }
 
 describe('docs/routing.md: the worked examples, against npm start', () => {
-  const blocks = shellBlocks()
+  const { section, blocks } = examplesOf('docs/routing.md', 'Worked examples')
   let app: Child
   let origin: string
   let dataDir: string
@@ -125,10 +37,7 @@ describe('docs/routing.md: the worked examples, against npm start', () => {
   async function runBlock(index: number): Promise<BlockRun> {
     const block = blocks[index]!.replaceAll(DOC_ORIGIN, origin)
     const run = await shell.run(block)
-    expect(run.status, run.shown).toBe(0)
-    const shown = shownLines(block)
-    expect(run.lines.length, `${shown.length} lines shown:\n${shown.join('\n')}\n${run.shown}`).toBe(shown.length)
-    shown.forEach((line, i) => expect(run.lines[i], `line ${i + 1} shown as: ${line}\n${run.shown}`).toMatch(linePattern(line)))
+    expectShown(block, run)
     return run
   }
 
@@ -170,7 +79,7 @@ describe('docs/routing.md: the worked examples, against npm start', () => {
   })
 
   test('the examples are a start line trusting a country header and five shell blocks', () => {
-    expect(blocks.length, examplesSection()).toBe(6)
+    expect(blocks.length, section).toBe(6)
     expect(startVariables(blocks[0]!), blocks[0]).toEqual({ TRUSTED_COUNTRY_HEADER: 'CF-IPCountry' })
   })
 
