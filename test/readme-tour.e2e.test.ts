@@ -7,87 +7,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
+import { examplesOf, startEntryPath, startShell } from './support/doc-examples'
 import { freePort, startEntry, type Child } from './support/processes'
 import { until } from './support/wait'
 
-const ROOT = resolve(import.meta.dir, '..')
 /** How the tour names the service; the test's own port replaces it. */
 const README_ORIGIN = 'http://localhost:3000'
 const EMAIL = 'me@example.com'
 /** A start, a mail written after its answer: far longer than either takes, short of a hang. */
 const STEP_DEADLINE_MS = 60_000
 
-/** The tour section of README.md: from its heading to the next `## `. */
-function tourSection(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const start = readme.indexOf('\n## A five-minute tour')
-  if (start < 0) throw new Error('README.md: no "## A five-minute tour" section')
-  const end = readme.indexOf('\n## ', start + 1)
-  return readme.slice(start, end < 0 ? undefined : end)
-}
-
-/** The ```sh blocks of the tour, in order. */
-function tourBlocks(): string[] {
-  return [...tourSection().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
-}
-
-/** The entry `npm start` runs: the .ts file package.json's start script names. */
-function startEntryPath(): string {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
-  const entry = scripts.start?.split(/\s+/).find((word) => word.endsWith('.ts'))
-  if (!entry) throw new Error(`package.json: no .ts entry in the start script: ${scripts.start}`)
-  return entry
-}
-
-interface BlockRun {
-  status: number
-  lines: string[]
-  /** The block, its stdout and stderr: the message of every assertion on it. */
-  shown: string
-}
-
-/** One bash for the whole tour: each block is written to its stdin, then a line marking its end and status. */
-function startShell(cwd: string) {
-  const proc = Bun.spawn(['bash', '--noprofile', '--norc'], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const reader = proc.stdout.getReader()
-  const decoder = new TextDecoder()
-  let stdout = ''
-  let stderr = ''
-  let blocks = 0
-  void (async () => {
-    const errorDecoder = new TextDecoder()
-    for await (const chunk of proc.stderr) stderr += errorDecoder.decode(chunk, { stream: true })
-  })()
-
-  async function run(block: string): Promise<BlockRun> {
-    const marker = `__tour_block_${++blocks}_done__`
-    const errorsBefore = stderr.length
-    proc.stdin.write(`${block}\nprintf '\\n${marker} %s\\n' "$?"\n`)
-    proc.stdin.flush()
-    const end = new RegExp(`\\n${marker} (\\d+)\\n`)
-    let found: RegExpExecArray | null
-    while (!(found = end.exec(stdout))) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`bash ended during the block:\n${block}\nstdout: ${stdout}\nstderr: ${stderr}`)
-      stdout += decoder.decode(value, { stream: true })
-    }
-    const output = stdout.slice(0, found.index)
-    stdout = stdout.slice(found.index + found[0].length)
-    // curl -i prints the HTTP header lines as they came, each ending in CRLF.
-    const lines = output.split(/\r?\n/).filter((line) => line !== '')
-    const errors = stderr.slice(errorsBefore)
-    return { status: Number(found[1]), lines, shown: `block:\n${block}\nstdout:\n${output}\nstderr:\n${errors}` }
-  }
-
-  return { run, stop: () => proc.kill() }
-}
+/** The tour section of README.md and its ```sh blocks, in order. */
+const tour = () => examplesOf('README.md', 'A five-minute tour')
 
 /** What a browser keeps between pages: cookies, and redirects left for the test to follow. */
 class Browser {
@@ -123,7 +55,7 @@ function hiddenField(html: string, name: string): string | undefined {
 }
 
 describe('the README\'s five-minute tour, against npm start', () => {
-  const blocks = tourBlocks()
+  const blocks = tour().blocks
   let app: Child
   let origin: string
   let dataDir: string
@@ -149,7 +81,7 @@ describe('the README\'s five-minute tour, against npm start', () => {
   })
 
   test('the tour has the five shell blocks this test runs', () => {
-    expect(blocks.length, tourSection()).toBe(5)
+    expect(blocks.length, tour().section).toBe(5)
   })
 
   test('1. a guest shortens a link, and following it is a 302 to the destination', async () => {
@@ -227,7 +159,7 @@ describe('the README\'s five-minute tour, against npm start', () => {
 
   test('5. an MCP host\'s first call is challenged with the metadata of the URL the tour gives it', async () => {
     const hostUrl = `${README_ORIGIN}/mcp`
-    expect(tourSection(), 'the tour names the MCP URL').toContain(`claude mcp add --transport http links ${hostUrl}`)
+    expect(tour().section, 'the tour names the MCP URL').toContain(`claude mcp add --transport http links ${hostUrl}`)
     const run = await runBlock(4)
     expect(run.status, run.shown).toBe(0)
     expect(run.lines, run.shown).toHaveLength(1)
