@@ -101,6 +101,20 @@ describe('flagging a guest link', () => {
     const [row] = await api.deps.db.select().from(links).where(eq(links.alias, made.body.data.alias))
     expect(row!.state).toBe('ok')
   })
+
+  test('a report of a link already disabled is kept closed, out of the queue; one of a link in good standing stays open', async () => {
+    const disabled = await guestLink()
+    const open = await guestLink()
+    await setLinkStates(createServices(api.deps), [disabled.id], 'disabled', 'test')
+    const late = await report(disabled.shortUrl, freshIp())
+    expect(late.status, show(late)).toBe(201)
+    const fresh = await report(open.shortUrl, freshIp())
+    expect(fresh.status, show(fresh)).toBe(201)
+    const [lateRow] = await api.deps.db.select().from(reports).where(eq(reports.id, late.body.data.id))
+    expect(lateRow).toMatchObject({ status: 'closed', resolution: 'already disabled' })
+    const [freshRow] = await api.deps.db.select().from(reports).where(eq(reports.id, fresh.body.data.id))
+    expect(freshRow).toMatchObject({ status: 'open', resolution: null })
+  })
 })
 
 describe('link states and the internal endpoints', () => {

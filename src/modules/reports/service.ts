@@ -60,7 +60,8 @@ function checkInput(input: ReportInput): { reason: ReportReason; details: string
 
 /**
  * Files a report of `link` from `clientIp`: `created` false when this reporter's report of it is still
- * open (its id is answered again). Then flags a guest link reported from enough networks.
+ * open (its id is answered again). Then flags a guest link reported from enough networks. The report of
+ * a link already disabled is filed closed.
  */
 export async function fileReport(services: Services, link: LinkRow, input: ReportInput, clientIp: string): Promise<{ id: string; created: boolean }> {
   const checked = checkInput(input)
@@ -68,9 +69,12 @@ export async function fileReport(services: Services, link: LinkRow, input: Repor
   const reporterHash = hasher.digest(clientIp || 'unknown')
   await enforceRateLimit(services.limiter, `reports:${reporterHash}`, REPORT_RATE.limit, REPORT_RATE.windowMs, services.now())
   const id = newId('report')
+  const now = new Date(services.now())
+  // A link already disabled needs no decision: its report is kept, closed, out of the operators' queue.
+  const settled = link.state === 'disabled' ? { status: 'closed' as const, resolution: 'already disabled', closedAt: now } : {}
   const [inserted] = await services.db
     .insert(reports)
-    .values({ id, linkId: link.id, reporterHash, networkHash: hasher.digest(networkOf(clientIp || 'unknown', services.config.guestNetwork.prefixes)), ...checked, createdAt: new Date(services.now()) })
+    .values({ id, linkId: link.id, reporterHash, networkHash: hasher.digest(networkOf(clientIp || 'unknown', services.config.guestNetwork.prefixes)), ...checked, ...settled, createdAt: now })
     .onConflictDoNothing()
     .returning({ id: reports.id })
   if (!inserted) {
