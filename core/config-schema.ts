@@ -14,6 +14,9 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 /** A conversion is attributed to a click of the last 30 days, so raw clicks stay at least that long. */
 const CONVERSION_WINDOW_DAYS = 30
 
+/** Quick retries for a blip, then hours apart, the last a day after the one before: about 45 hours in all. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,21600,43200,86400'
+
 /** Beyond a billion a limit means "no limit" anyway; a larger figure is a typo or loses precision. */
 const MAX_LIMIT = 1_000_000_000
 
@@ -163,7 +166,7 @@ export const ENV_SCHEMA = Type.Object({
       default: false,
       description: '`true`: a list of `BLOCKLIST_URLS` may be fetched from a loopback address, over http too. For tests only: ignored when `NODE_ENV=production`; the server warns at start when it is set',
     }),
-    NODE_ENV: Setting.text({ lowercase: true, unset: 'not production', description: '`production`: the test-only `BLOCKLIST_ALLOW_HTTP_LOOPBACK` and `REPUTATION_ALLOW_HTTP_LOOPBACK` are ignored (with a warning at start), so a test setting cannot weaken a production server' }),
+    NODE_ENV: Setting.text({ lowercase: true, unset: 'not production', description: '`production`: the test-only `BLOCKLIST_ALLOW_HTTP_LOOPBACK`, `REPUTATION_ALLOW_HTTP_LOOPBACK` and `WEBHOOKS_ALLOW_PRIVATE_TARGETS` are ignored (with a warning at start), so a test setting cannot weaken a production server' }),
     ALLOWLIST_HOSTS: Setting.text({
       lowercase: true, shape: 'comma-separated host names', unset: 'none',
       description: 'hosts never blocked whatever a list says (comma-separated); each covers its subdomains',
@@ -265,6 +268,16 @@ export const ENV_SCHEMA = Type.Object({
     ...identityProvider('GOOGLE', {
       name: 'Google', app: 'an OAuth client at Google', callback: '/signin/google/callback', user: 'userinfo endpoint',
       authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth', tokenUrl: 'https://oauth2.googleapis.com/token', userUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+    }),
+  }),
+  ...group('Webhooks', {
+    WEBHOOK_RETRY_SCHEDULE: Setting.text({
+      default: DEFAULT_WEBHOOK_RETRY_SCHEDULE, pattern: '^\\d+( *, *\\d+)*$', shape: 'comma-separated whole seconds (5,30,120), each from 1 to 604800, at most 20',
+      description: 'seconds to wait before each retry of a webhook delivery that was not answered 2xx within 10 s (each stretched or shortened by up to 10 % at random, so retries of many deliveries spread out); after the last retry the delivery is `failed`. The default makes 9 retries over about 45 hours ([webhooks.md](webhooks.md#retries))',
+    }),
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: Setting.boolean({
+      default: false,
+      description: '`true`: webhook URLs may be on a loopback address, over http too. For tests only: ignored when `NODE_ENV=production`; the server warns at start when it is set',
     }),
   }),
   ...group('MCP and OAuth clients', {

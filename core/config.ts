@@ -147,6 +147,15 @@ export interface Config {
   reportsToFlag: number
   /** The optional reputation checks of new destinations (src/modules/reputation): none configured by default. */
   reputation: ReputationConfig
+  /** Outgoing webhooks (src/modules/webhooks). */
+  webhooks: WebhooksConfig
+}
+
+export interface WebhooksConfig {
+  /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry; after the last one a delivery is failed. */
+  retryScheduleSeconds: number[]
+  /** WEBHOOKS_ALLOW_PRIVATE_TARGETS, unless NODE_ENV=production: webhook URLs may be on loopback, over http too. Tests only. */
+  allowPrivateTargets: boolean
 }
 
 export interface ReputationConfig {
@@ -304,6 +313,7 @@ export function parseConfig(env: Env, defaults: ConfigDefaults = {}): Config {
     adminEmails: adminEmails(vars),
     reportsToFlag: vars.REPORTS_TO_FLAG,
     reputation: reputationConfig(vars, env, warn),
+    webhooks: webhooksConfig(vars, warn),
   }
 }
 
@@ -466,4 +476,26 @@ function reputationConfig(vars: Vars, env: Env, warn: (line: string) => void): R
     webRisk: vars.WEB_RISK_KEY === undefined ? undefined : { url: vars.WEB_RISK_URL, key: vars.WEB_RISK_KEY },
     allowHttpLoopback,
   }
+}
+
+/** A retry a week after the one before is as far as a delivery is worth keeping; 20 retries are plenty. */
+const MAX_WEBHOOK_RETRY_SECONDS = 7 * 86_400
+const MAX_WEBHOOK_RETRIES = 20
+
+/**
+ * WEBHOOK_RETRY_SCHEDULE, WEBHOOKS_ALLOW_PRIVATE_TARGETS. The second is for tests: with NODE_ENV=production
+ * it is ignored, and either way the start says so.
+ */
+function webhooksConfig(vars: Vars, warn: (line: string) => void): WebhooksConfig {
+  const retryScheduleSeconds = vars.WEBHOOK_RETRY_SCHEDULE.split(',').map((item) => Number(item.trim()))
+  if (retryScheduleSeconds.length > MAX_WEBHOOK_RETRIES) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `has ${retryScheduleSeconds.length} retries; at most ${MAX_WEBHOOK_RETRIES}`)
+  const out = retryScheduleSeconds.find((seconds) => seconds < 1 || seconds > MAX_WEBHOOK_RETRY_SECONDS)
+  if (out !== undefined) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be seconds from 1 to ${MAX_WEBHOOK_RETRY_SECONDS}, got ${out}`)
+  const production = vars.NODE_ENV === 'production'
+  if (vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS) {
+    warn(production
+      ? '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is ignored because NODE_ENV=production: webhooks are sent over https to public addresses only'
+      : '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is for tests only: webhooks may be sent to loopback addresses, over http too')
+  }
+  return { retryScheduleSeconds, allowPrivateTargets: vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS && !production }
 }

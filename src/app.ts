@@ -32,6 +32,9 @@ import { TOKEN_PREFIXES } from './lib/secrets'
 import { linksModule } from './modules/links'
 import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
+import { webhooksModule } from './modules/webhooks'
+import { webhookMetrics } from './modules/webhooks/metrics'
+import { subscribers, writeEvents } from './modules/webhooks/outbox'
 import { statsModule } from './modules/stats'
 import { API_KEY_PREFIX, apiKeyVerdicts } from './modules/keys/verdicts'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
@@ -96,7 +99,9 @@ export function createApi(deps: ApiDeps) {
   const metrics = apiMetrics(services)
   // The checks are made on first use, so a test may make them first with stand-ins of the services.
   reputationMetrics(metrics.registry, () => reputationOf(services))
+  webhookMetrics(metrics.registry)
   services.destinationsWritten = (links) => reputationOf(services).checkLater(links)
+  services.webhookOutbox = { subscribers, write: writeEvents }
   services.audit = countedAudit(services.audit, metrics)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
   // The one in-process path (plugins/on-behalf.ts): MCP tools, approved calls and held calls' previews
@@ -131,6 +136,7 @@ export function createApi(deps: ApiDeps) {
     .use(tagsModule(services, auth))
     .use(statsModule(services, auth))
     .use(domainsModule(services, auth))
+    .use(webhooksModule(services, auth))
     .use(conversionsModule(services, auth))
     .use(oauthModule(services, auth))
     .use(agentsModule(services, auth))

@@ -13,6 +13,7 @@ import { log as processLog, logLevelOf, setLogLevel } from './lib/log'
 import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorder'
 import { createBlocklists } from './modules/abuse/blocklists'
 import { takeDownOnChange } from './modules/abuse/takedown'
+import { createDispatcher, type Dispatcher } from './modules/webhooks/dispatcher'
 import { createServices, type BlocklistSourceFigures } from './services'
 
 export interface Runtime {
@@ -22,6 +23,8 @@ export interface Runtime {
   adapters: Adapters
   /** Agent call audit: batched to ClickHouse through a disk spool. */
   audit: AuditRecorder
+  /** Sends the webhook outbox while the process runs (src/modules/webhooks/dispatcher.ts). */
+  webhooks: Dispatcher
   close(): Promise<void>
 }
 
@@ -94,13 +97,19 @@ async function openStores(config: Config, log: (line: string) => void, lock: Eng
   log(`cache, limiter, idempotency: ${adapters.engine === 'redis' ? 'Redis' : 'in-process'}`)
   // The audit spool speaks while the process runs (full, dropping, ClickHouse back): the process log's lines.
   const audit = createAuditRecorder({ clickhouse, config, log: (line) => processLog.warn({ component: 'audit' }, line) })
+  // Its first claim is a second away: `npm run migrate`, which closes at once, sends nothing.
+  const webhooks = createDispatcher({ db: database.db, config, log: (line) => processLog.warn({ component: 'webhooks' }, line) })
+  webhooks.start()
   return {
     config,
     database,
     clickhouse,
     adapters,
     audit,
+    webhooks,
     async close() {
+      // First, while Postgres is open: attempts in flight are aborted and their deliveries handed back.
+      await webhooks.stop()
       // What the audit could not ship waits in its spool for the next start.
       await audit.close(5000)
       await adapters.close()

@@ -6,6 +6,7 @@ import type { Config } from '../core/config'
 import type { MetricsRegistry } from '../core/metrics'
 import type { ReadinessCheck } from '../core/readiness'
 import type { Db } from './db/client'
+import type { EventType } from './db/schema'
 
 export interface ApiDeps {
   config: Config
@@ -74,6 +75,15 @@ export interface WrittenDestinations {
   routingUrls: readonly string[]
 }
 
+/**
+ * The webhook outbox (src/modules/webhooks/outbox.ts), used inside the transaction of a change an event
+ * tells of: which of the account's endpoints want the type, then the events and their deliveries.
+ */
+export interface WebhookOutbox {
+  subscribers(tx: Pick<Db, 'select'>, accountId: string, type: EventType): Promise<string[]>
+  write(tx: Pick<Db, 'select' | 'insert'>, accountId: string, type: EventType, webhookIds: readonly string[], data: readonly unknown[], now: Date): Promise<unknown>
+}
+
 /** ApiDeps with the clock and the read handle defaulted, plus the process counters. */
 export interface Services extends Omit<ApiDeps, 'now' | 'readDb'> {
   now: () => number
@@ -89,6 +99,11 @@ export interface Services extends Omit<ApiDeps, 'now' | 'readDb'> {
    * BLOCKLIST_URLS in memory; src/modules/abuse): the entry point that started the lists wires it.
    */
   destinationListed?: (href: string) => boolean
+  /**
+   * Where changes write their webhook events (createApi wires the webhooks module's outbox here, so the
+   * modules whose changes have events need no import of it); unset, no event is written.
+   */
+  webhookOutbox?: WebhookOutbox
 }
 
 export function createServices(deps: ApiDeps): Services {

@@ -22,6 +22,9 @@ export const ID_PREFIXES = {
   audit: 'aud_',
   report: 'rep_',
   operatorAction: 'opa_',
+  webhook: 'wh_',
+  webhookEvent: 'evt_',
+  webhookDelivery: 'whd_',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

@@ -31,6 +31,7 @@ export const API_TAGS = [
   { name: 'domains', description: 'Custom domains, verified through DNS' },
   { name: 'conversions', description: 'Report sign-ups, leads and sales of a click (Pro attribution)' },
   { name: 'oauth', description: 'OAuth 2.1 for machine clients (RFC shapes, no data envelope)' },
+  { name: 'webhooks', description: 'Signed events pushed to your URL (Standard Webhooks): links created, updated and deleted, and their deliveries' },
   { name: 'agents', description: 'Identities of machine clients: scopes, tokens, the kill switch (for the human)' },
   { name: 'mcp', description: 'The MCP endpoint: the API\'s operations as tools for an AI host (Streamable HTTP, OAuth)' },
   { name: 'sign-in', description: 'Pages for people: sign in with a mailed code, GitHub or Google; the session cookie' },

@@ -28,7 +28,7 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   /** An at_ token, or an API key restricted to scopes, without the scope this route needs; WWW-Authenticate names it (step-up). */
   INSUFFICIENT_SCOPE: 403,
-  /** A route for the human only (Agent management, approvals, consent, API keys) called with an at_ token. */
+  /** A route for the human only (Agent management, approvals, consent, API keys, webhooks) called with an at_ token. */
   HUMAN_ONLY: 403,
   /** A route for the human only called with an API key restricted to scopes: it takes the session or a full-access key. */
   FULL_ACCESS_REQUIRED: 403,
@@ -109,6 +109,16 @@ export const ERROR_STATUS = {
   API_KEY_LIMIT_REACHED: 409,
   /** No checkout with that id for this account (or not one that can be confirmed here). */
   CHECKOUT_NOT_FOUND: 404,
+  /** A webhook URL that is not https, has a user name or password, or names a non-public address. */
+  WEBHOOK_URL_INVALID: 400,
+  /** No webhook with that id in the caller's account. */
+  WEBHOOK_NOT_FOUND: 404,
+  /** No delivery with that id of that webhook. */
+  WEBHOOK_DELIVERY_NOT_FOUND: 404,
+  /** The account has all the webhooks it may have (10); deleting one makes room. */
+  WEBHOOK_LIMIT_REACHED: 409,
+  /** A test or a redelivery asked of a disabled webhook; enable it first (PATCH status: active). */
+  WEBHOOK_DISABLED: 409,
   /** A billing webhook whose signature is missing, wrong or outside the time tolerance. */
   WEBHOOK_SIGNATURE_INVALID: 400,
   /** The payment provider (Stripe) did not answer or refused; nothing was charged. */
@@ -199,6 +209,11 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   API_KEY_NOT_FOUND: 'No live API key with that id in this account.',
   API_KEY_LIMIT_REACHED: 'The account has all the API keys it may have (limit in the answer); revoke one to make room.',
   CHECKOUT_NOT_FOUND: 'No such checkout for this account.',
+  WEBHOOK_URL_INVALID: 'url must be an https URL without user name or password whose host is a public name or address.',
+  WEBHOOK_NOT_FOUND: 'No webhook with that id in this account.',
+  WEBHOOK_DELIVERY_NOT_FOUND: 'No delivery with that id for this webhook.',
+  WEBHOOK_LIMIT_REACHED: 'The account has all the webhooks it may have (limit in the answer); delete one to make room.',
+  WEBHOOK_DISABLED: 'This webhook is disabled: nothing is sent to it. Enable it with PATCH {"status": "active"} first.',
   WEBHOOK_SIGNATURE_INVALID: 'The webhook signature is missing, wrong or too old.',
   BILLING_UNAVAILABLE: 'The payment provider is unavailable; nothing was charged. Retry shortly.',
   MAIL_UNAVAILABLE: 'The verification e-mail could not be sent; retry shortly.',

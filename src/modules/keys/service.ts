@@ -41,7 +41,7 @@ function keyName(raw: string): string {
  */
 function keyScopes(raw: readonly string[] | null | undefined, operator: boolean): string[] | null {
   if (raw === null || raw === undefined) return null
-  const holdable: string[] = operator ? [...KEY_SCOPES, ADMIN_SCOPE] : KEY_SCOPES
+  const holdable: readonly string[] = operator ? [...KEY_SCOPES, ADMIN_SCOPE] : KEY_SCOPES
   const unknown = raw.find((scope) => !holdable.includes(scope))
   if (unknown !== undefined) throw new ApiError('VALIDATION_FAILED', `body.scopes: "${unknown.slice(0, 40)}" is not a scope a key can hold; one of ${holdable.join(', ')}.`)
   // Ordered as the scope table, without repeats: the stored list reads the same however it was asked for.

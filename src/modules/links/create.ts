@@ -14,7 +14,7 @@ import { accountMeta, linksCreatedSince, monthWindow } from '../account/meta'
 import { lockQuota, quotaExceeded } from './quota'
 import { DEFAULT_LINK_TTL_MS } from '../../lib/plans'
 import { insertRows } from './insert'
-import { toLinkRecord } from './service'
+import { linkEventSubscribers, toLinkRecord, writeLinkEvents } from './service'
 import { checkDestination, normalizeHost } from './url'
 
 
@@ -174,8 +174,13 @@ export async function insertLinks(services: Services, account: AccountPrincipal,
     .transaction(async (tx) => {
       const rows = batch.map(({ link, prefix }) => ({ values: rowValues(account, link), choice: { alias: link.alias, customDomain: link.domain.custom, prefix } }))
       // Each call sends its first statement before it awaits: the order of this array is the order
-      // of the statements on the connection.
-      const [, before, attempted] = await Promise.all([lockQuota(tx, account.id), linksCreatedSince(tx, account.id, monthWindow(now).start), insertRows(tx, services, rows)])
+      // of the statements on the connection. The last asks which webhooks want link.created.
+      const [, before, attempted, webhookIds] = await Promise.all([
+        lockQuota(tx, account.id),
+        linksCreatedSince(tx, account.id, monthWindow(now).start),
+        insertRows(tx, services, rows),
+        linkEventSubscribers(services, tx, account.id, 'link.created', dryRun),
+      ])
       let used = before
       const past: string[] = []
       const results = attempted.map((result) => {
@@ -189,6 +194,7 @@ export async function insertLinks(services: Services, account: AccountPrincipal,
       const outcome = { results, used }
       if (dryRun || used === before) throw new Rollback(outcome)
       if (past.length > 0) await tx.delete(links).where(inArray(links.id, past))
+      await writeLinkEvents(services, tx, account.id, 'link.created', webhookIds, results.flatMap((result) => (result instanceof ApiError ? [] : [result])))
       return outcome
     })
     .catch((error: unknown) => {

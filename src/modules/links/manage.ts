@@ -1,6 +1,7 @@
 // Reading, changing and deleting an account's own links (the list is list.ts). A link of another account, or of nobody, is
 // 404 LINK_NOT_FOUND alike and nothing changes. Every change is written through to the cache after
 // the commit (a deleted link's key is deleted) and announced, so redirectors follow within a second.
+// A change commits with its webhook event (link.updated, link.deleted) when an endpoint wants it.
 import { and, eq } from 'drizzle-orm'
 import { readFromReplica } from '../../db/client'
 import { links, type LinkRow } from '../../db/schema'
@@ -12,6 +13,7 @@ import { checkActivation, checkFutureExpiry, hashPassword, parseInstant } from '
 import type { UpdateInput } from './model'
 import { checkDestination } from './url'
 import { findOwnedLink, linkHost, linkNotFound } from './owned'
+import { linkEventSubscribers, writeLinkEvents } from './service'
 
 /** The host named by a `domain` query parameter; the default domain when there is none. */
 export function getOwnLink(services: Services, account: AccountPrincipal, alias: string, domain: string | undefined): Promise<LinkRow> {
@@ -56,14 +58,22 @@ export async function updateLink(services: Services, account: AccountPrincipal, 
   const current = await getOwnLink(services, account, alias, domain)
   const set = await changes(services, current, patch)
   if (Object.keys(set).length === 0) return current
-  if (dryRun) return { ...current, ...set, updatedAt: new Date(services.now()) }
-  const [row] = await services.db
-    .update(links)
-    .set({ ...set, updatedAt: new Date(services.now()) })
-    .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
-    .returning()
-  // Deleted between the read and the update.
-  if (!row) throw linkNotFound(current.domain, alias)
+  const now = new Date(services.now())
+  if (dryRun) return { ...current, ...set, updatedAt: now }
+  const row = await services.db.transaction(async (tx) => {
+    const [[updated], webhookIds] = await Promise.all([
+      tx
+        .update(links)
+        .set({ ...set, updatedAt: now })
+        .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
+        .returning(),
+      linkEventSubscribers(services, tx, account.id, 'link.updated'),
+    ])
+    // Deleted between the read and the update.
+    if (!updated) throw linkNotFound(current.domain, alias)
+    await writeLinkEvents(services, tx, account.id, 'link.updated', webhookIds, [updated])
+    return updated
+  })
   await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
   if (set.url !== undefined) services.destinationsWritten?.([{ id: row.id, url: row.url, routingUrls: [] }])
   return row
@@ -76,11 +86,18 @@ export async function deleteLink(services: Services, account: AccountPrincipal, 
     const row = await findOwnedLink(services.db, account.id, host, alias)
     return { domain: row.domain, alias: row.alias }
   }
-  const [row] = await services.db
-    .delete(links)
-    .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
-    .returning({ domain: links.domain, alias: links.alias })
-  if (!row) throw linkNotFound(host, alias)
+  const row = await services.db.transaction(async (tx) => {
+    const [[deleted], webhookIds] = await Promise.all([
+      tx
+        .delete(links)
+        .where(and(eq(links.domain, host), eq(links.alias, alias), eq(links.accountId, account.id)))
+        .returning(),
+      linkEventSubscribers(services, tx, account.id, 'link.deleted'),
+    ])
+    if (!deleted) throw linkNotFound(host, alias)
+    await writeLinkEvents(services, tx, account.id, 'link.deleted', webhookIds, [deleted])
+    return deleted
+  })
   await syncLinkCache(services, row, null, { publish: true })
-  return row
+  return { domain: row.domain, alias: row.alias }
 }

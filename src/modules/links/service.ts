@@ -1,5 +1,6 @@
 // Guest links, alias checks and the link record. Plain arguments in, plain values out; errors are ApiError.
 import { and, eq } from 'drizzle-orm'
+import type { Db } from '../../db/client'
 import { links, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { countGuestLink, registerUrl, type GuestSession } from '../guest/service'
@@ -46,6 +47,32 @@ export function toLinkRecord(row: LinkRow, services: Pick<Services, 'config'>): 
     clicks: 0,
     last_clicked_at: null,
   }
+}
+
+/**
+ * The link as a webhook event carries it (modules/webhooks): its record without the click counts, which
+ * ClickHouse has and the transaction writing the event does not (the statistics API gives them).
+ */
+export function toLinkEventData(row: LinkRow, services: Pick<Services, 'config'>): Omit<LinkRecord, 'clicks' | 'last_clicked_at'> {
+  const { clicks: _clicks, last_clicked_at: _lastClickedAt, ...record } = toLinkRecord(row, services)
+  return record
+}
+
+type LinkEvent = 'link.created' | 'link.updated' | 'link.deleted'
+
+/**
+ * The account's webhooks that want `type`, asked inside the change's transaction (services.webhookOutbox);
+ * none without an outbox or for a dry run. A caller sends it beside its own statements.
+ */
+export function linkEventSubscribers(services: Pick<Services, 'webhookOutbox'>, tx: Pick<Db, 'select'>, accountId: string, type: LinkEvent, dryRun = false): Promise<readonly string[]> {
+  if (dryRun || !services.webhookOutbox) return Promise.resolve([])
+  return services.webhookOutbox.subscribers(tx, accountId, type)
+}
+
+/** The event of each of `rows`, for those webhooks, in the same transaction; nothing when there are none. */
+export async function writeLinkEvents(services: Pick<Services, 'webhookOutbox' | 'config' | 'now'>, tx: Pick<Db, 'select' | 'insert'>, accountId: string, type: LinkEvent, webhookIds: readonly string[], rows: readonly LinkRow[]): Promise<void> {
+  if (webhookIds.length === 0 || rows.length === 0 || !services.webhookOutbox) return
+  await services.webhookOutbox.write(tx, accountId, type, webhookIds, rows.map((row) => toLinkEventData(row, services)), new Date(services.now()))
 }
 
 /**
