@@ -9,10 +9,11 @@
 // 0.0.0.0 for everyone, is answered so by any resolver. A block of a name that resolves publicly is
 // unsafe. IP-literal hosts are passed: there is no name to ask about.
 import { isIP } from 'node:net'
+import { systemResolve, untilAborted, type Resolve } from '../../lib/guarded-fetch'
 import { hostKind } from '../../lib/hosts'
 import { CALL_TIMEOUT_MS, SAFE, unknown, unsafe, type DestinationCheck, type Verdict } from './check'
 import { dnsQuery, NOERROR, NXDOMAIN, parseDnsAnswer, TYPE_A, TYPE_AAAA, type DnsAnswer } from './dns-message'
-import { fetchService, systemResolve, untilAborted, type Resolve } from './service-fetch'
+import { fetchService } from './service-fetch'
 
 export interface SafeDnsOptions {
   /** SAFE_DNS_URL. */
