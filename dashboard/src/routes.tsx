@@ -16,6 +16,8 @@ import { HostBans } from './pages/moderation/HostBans'
 import { LinkSearch } from './pages/moderation/LinkSearch'
 import { ReportsQueue } from './pages/moderation/ReportsQueue'
 import { TagsPage } from './pages/TagsPage'
+import { WebhookPage } from './pages/webhooks/WebhookPage'
+import { WebhooksPage } from './pages/webhooks/WebhooksPage'
 import { BASE } from './router'
 
 /** The navigation's entries, in the order shown. */
@@ -26,6 +28,7 @@ export const SECTIONS = [
   { label: 'Domains', href: `${BASE}/domains` },
   { label: 'Agents', href: `${BASE}/agents` },
   { label: 'Approvals', href: `${BASE}/approvals` },
+  { label: 'Webhooks', href: `${BASE}/webhooks` },
   { label: 'Account', href: `${BASE}/account` },
 ] as const
 
@@ -51,6 +54,8 @@ const ROUTES: Route[] = [
   { path: /^\/agents$/, section: 'Agents', page: () => <AgentsPage /> },
   { path: /^\/agents\/([^/]+)$/, section: 'Agents', page: ([agentId = '']) => <AgentPage key={agentId} agentId={agentId} /> },
   { path: /^\/approvals$/, section: 'Approvals', page: () => <ApprovalsPage /> },
+  { path: /^\/webhooks$/, section: 'Webhooks', page: () => <WebhooksPage /> },
+  { path: /^\/webhooks\/([^/]+)$/, section: 'Webhooks', page: ([webhookId = '']) => <WebhookPage key={webhookId} webhookId={webhookId} /> },
   { path: /^\/account(?:\/.*)?$/, section: 'Account', page: () => <AccountPage /> },
   { path: /^\/moderation\/?$/, section: 'Moderation', page: () => <ReportsQueue /> },
   { path: /^\/moderation\/links$/, section: 'Moderation', page: () => <LinkSearch /> },

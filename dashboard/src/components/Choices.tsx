@@ -25,13 +25,13 @@ export function Choices<T extends string>(props: { legend: string; hint?: string
   )
 }
 
-/** A secret the API shows once: the value, a copy button and a warning that it will not be shown again. */
-export function ShownOnce(props: { title: string; secret: string; copyLabel: string; children?: ComponentChildren; onDone: () => void }) {
+/** A secret the API shows once: the value, a copy button and a warning that it will not be shown again; `kept` says how the service keeps it (default: only its hash). */
+export function ShownOnce(props: { title: string; secret: string; copyLabel: string; kept?: string; children?: ComponentChildren; onDone: () => void }) {
   return (
     <section class="shown-once" aria-label={props.title}>
       <h3>{props.title}</h3>
       <p class="warning">
-        <strong>Copy it now: it will not be shown again.</strong> The service keeps only its hash.
+        <strong>Copy it now: it will not be shown again.</strong> {props.kept ?? 'The service keeps only its hash.'}
       </p>
       <p class="secret">
         <code>{props.secret}</code> <CopyButton text={props.secret} label={props.copyLabel} />
