@@ -8,7 +8,7 @@ import { workerRecorder } from '../redirect/recorder'
 import { createRedirector } from '../redirect/server'
 import { createApi } from '../src/app'
 import { rawInsertOf } from '../src/adapters/clickhouse'
-import { configOrExit, openRuntimeOrExit, startBlocklistsOrExit } from '../src/boot'
+import { configOrExit, jobServices, openRuntimeOrExit, startBlocklistsOrExit } from '../src/boot'
 import { stopOnSignal } from '../core/shutdown'
 import { listenUrl } from '../core/listen'
 import type { MetricsRegistry } from '../core/metrics'
@@ -19,7 +19,6 @@ import { startApprovalRecovery } from '../src/modules/approvals/recovery'
 import { startUnusedClientSweep } from '../src/modules/oauth/unused-clients'
 import { startAbCompletion } from '../src/modules/links/routing-manage'
 import { startDomainRecheck } from '../src/modules/domains/recheck'
-import { createServices } from '../src/services'
 
 // One process: short links are served on PORT, so that is what short_url names (REDIRECT_PORT is the
 // stand-alone redirector's).
@@ -113,12 +112,8 @@ server = listening
 const stopLowering = keepServingThreadFirst()
 const stopSweep = startUnusedClientSweep({ db: runtime.database.db, now: Date.now })
 const stopRecovery = startApprovalRecovery({ db: runtime.database.db, now: Date.now })
-const stopAbCompletion = startAbCompletion(
-  createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }),
-)
-const stopDomainRecheck = startDomainRecheck(
-  createServices({ config, db: runtime.database.db, kv: runtime.adapters.kv, limiter: runtime.adapters.limiter, idempotency: runtime.adapters.idempotency, clickhouse: runtime.clickhouse }),
-)
+const stopAbCompletion = startAbCompletion(jobServices(runtime))
+const stopDomainRecheck = startDomainRecheck(jobServices(runtime))
 console.log(`link service running (embedded: ${config.embedded ? 'yes' : 'no'}), listening on ${listenUrl(config.host, listening.port ?? config.port)}
   Dashboard:   ${config.publicApiUrl}/app
   API:         ${config.publicApiUrl}/api/v1

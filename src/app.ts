@@ -34,7 +34,7 @@ import { domainsModule } from './modules/domains'
 import { tagsModule } from './modules/tags'
 import { webhooksModule } from './modules/webhooks'
 import { webhookMetrics } from './modules/webhooks/metrics'
-import { subscribers, writeEvents } from './modules/webhooks/outbox'
+import { webhookOutbox } from './modules/webhooks/outbox'
 import { statsModule } from './modules/stats'
 import { API_KEY_PREFIX, apiKeyVerdicts } from './modules/keys/verdicts'
 import { GUEST_TOKEN_PREFIX, guestPrincipal } from './modules/guest/service'
@@ -101,7 +101,7 @@ export function createApi(deps: ApiDeps) {
   reputationMetrics(metrics.registry, () => reputationOf(services))
   webhookMetrics(metrics.registry)
   services.destinationsWritten = (links) => reputationOf(services).checkLater(links)
-  services.webhookOutbox = { subscribers, write: writeEvents }
+  services.webhookOutbox = webhookOutbox
   services.audit = countedAudit(services.audit, metrics)
   // A held call is previewed through the app itself first (approvals/index.ts), hence the late binding.
   // The one in-process path (plugins/on-behalf.ts): MCP tools, approved calls and held calls' previews

@@ -14,7 +14,8 @@ import { createAuditRecorder, type AuditRecorder } from './modules/audit/recorde
 import { createBlocklists } from './modules/abuse/blocklists'
 import { takeDownOnChange } from './modules/abuse/takedown'
 import { createDispatcher, type Dispatcher } from './modules/webhooks/dispatcher'
-import { createServices, type BlocklistSourceFigures } from './services'
+import { webhookOutbox } from './modules/webhooks/outbox'
+import { createServices, type BlocklistSourceFigures, type Services } from './services'
 
 export interface Runtime {
   config: Config
@@ -160,6 +161,23 @@ function causeOf(error: unknown, url: string): string {
 }
 
 /**
+ * The services of the process's own jobs (the block list takedown, the A/B sweep, the domain recheck):
+ * the API's stores, with the webhook outbox, so a change a job makes sends its event as a request's would.
+ */
+export function jobServices(runtime: Runtime): Services {
+  const services = createServices({
+    config: runtime.config,
+    db: runtime.database.db,
+    kv: runtime.adapters.kv,
+    limiter: runtime.adapters.limiter,
+    idempotency: runtime.adapters.idempotency,
+    clickhouse: runtime.clickhouse,
+  })
+  services.webhookOutbox = webhookOutbox
+  return services
+}
+
+/**
  * The destination block lists, started (every BLOCKLIST_FILES read, every BLOCKLIST_URLS fetched once)
  * before the process serves writes, or one line and exit 1 when a list file cannot be read; a change of
  * the lists disables the stored links it covers. What the API's services take as `destinationListed`.
@@ -170,15 +188,7 @@ export async function startBlocklistsOrExit(runtime: Runtime, log: (line: string
     const verdict = blocklists.check(href)
     return !verdict.allowed && verdict.code === 'DESTINATION_BLOCKED'
   }
-  const services = createServices({
-    config: runtime.config,
-    db: runtime.database.db,
-    kv: runtime.adapters.kv,
-    limiter: runtime.adapters.limiter,
-    idempotency: runtime.adapters.idempotency,
-    clickhouse: runtime.clickhouse,
-  })
-  blocklists.onChange(takeDownOnChange(services, listed))
+  blocklists.onChange(takeDownOnChange(jobServices(runtime), listed))
   try {
     await blocklists.start()
   } catch (error) {

@@ -16,6 +16,8 @@ export const SCOPES = {
   'conversions:write': 'report conversions of your links',
   'account:read': 'read your plan and usage',
   'billing:write': 'start an upgrade of your plan',
+  'webhooks:read': 'read your webhooks and their deliveries',
+  'webhooks:write': 'create, change, test and delete your webhooks',
   offline_access: 'stay connected while you are away (refresh tokens)',
 } as const
 
@@ -36,11 +38,15 @@ export const OPERATIONS = {
   'tags.assign': 'assign or remove a tag',
   'domains.change': 'add, verify, change or remove a custom domain',
   'billing.upgrade': 'start an upgrade of the plan',
+  'webhooks.change': 'add, change or delete a webhook, or rotate its secret (where and how the account\'s events are sent)',
 } as const
 
 export type Operation = keyof typeof OPERATIONS
 
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as [Operation, ...Operation[]]
 
-/** Operations held for a human by default: link deletion, tag deletion, domain changes, billing. */
-export const DEFAULT_REQUIRE_APPROVAL = ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade'] as const satisfies readonly Operation[]
+/**
+ * Operations held for a human by default: link deletion, tag deletion, domain changes, billing, and
+ * webhook changes (an Agent must not send the account's events elsewhere unseen).
+ */
+export const DEFAULT_REQUIRE_APPROVAL = ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade', 'webhooks.change'] as const satisfies readonly Operation[]

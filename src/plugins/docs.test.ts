@@ -15,6 +15,8 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
   ['get', '/api/v1/account/keys', true],
   ['post', '/api/v1/account/keys', true],
   ['delete', '/api/v1/account/keys/{keyId}', true],
+  ['get', '/api/v1/account/notifications', true],
+  ['patch', '/api/v1/account/notifications', true],
   ['post', '/api/v1/billing/stripe/webhook', false],
   ['post', '/api/v1/alias/check', false],
   ['post', '/api/v1/shorten', true],
@@ -82,7 +84,7 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/account/keys', '/api/v1/account/keys/{keyId}', '/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
+const HUMAN = new Set(['/api/v1/account/keys', '/api/v1/account/keys/{keyId}', '/api/v1/account/notifications', '/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
 
 /** Routes for guest tokens alone (a guest becoming an account): no session. */
 const GUEST_ONLY = new Set(['/api/v1/guest/register', '/api/v1/guest/verify'])
@@ -296,6 +298,9 @@ describe('GET /swagger/json', () => {
       'POST /api/analytics/link-conversion': 'conversions:write',
       'GET /api/v1/account/status': 'account:read', 'GET /api/v1/account/upgrade/{checkout_id}': 'account:read',
       'POST /api/v1/account/upgrade': 'billing:write',
+      'GET /api/v1/webhooks': 'webhooks:read', 'GET /api/v1/webhooks/{id}': 'webhooks:read', 'GET /api/v1/webhooks/{id}/deliveries': 'webhooks:read',
+      'POST /api/v1/webhooks': 'webhooks:write', 'PATCH /api/v1/webhooks/{id}': 'webhooks:write', 'DELETE /api/v1/webhooks/{id}': 'webhooks:write',
+      'POST /api/v1/webhooks/{id}/rotate-secret': 'webhooks:write', 'POST /api/v1/webhooks/{id}/test': 'webhooks:write', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver': 'webhooks:write',
     }
     const found: Record<string, string> = {}
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { 'x-scopes'?: string[]; description?: string }>>)) {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { PLANS } from '../../lib/plans'
 import { guestSessions } from './guests'
 
@@ -19,6 +19,11 @@ export const accounts = pgTable('accounts', {
    * its links disabled, and sign-in is refused until an operator restores it.
    */
   suspendedAt: timestamp('suspended_at', { withTimezone: true, mode: 'date' }),
+  /**
+   * Whether each new approval of an Agent's call is mailed to the address (src/modules/approvals/notify.ts);
+   * PATCH /api/v1/account/notifications turns it off.
+   */
+  approvalEmails: boolean('approval_emails').notNull().default(true),
 })
 
 /**

@@ -5,10 +5,7 @@ import { sql } from 'drizzle-orm'
 import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
 
-/**
- * Every event type a delivery may carry (docs/webhooks.md#events). Sent today: link.created,
- * link.updated, link.deleted and ping; an endpoint may subscribe to the others already.
- */
+/** Every event type a delivery may carry (docs/webhooks.md#events); ping is sent by POST …/test only. */
 export const EVENT_TYPES = [
   'link.created',
   'link.updated',
@@ -47,6 +44,11 @@ export const webhooks = pgTable(
     secretSealed: text('secret_sealed').notNull(),
     previousSecretSealed: text('previous_secret_sealed'),
     previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true, mode: 'date' }),
+    /**
+     * Since when every attempt to it has failed: set by the first failed attempt after a delivered one (or
+     * none), cleared by a delivered one. Three days of it disable the endpoint (webhooks/upkeep.ts).
+     */
+    failingSince: timestamp('failing_since', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

@@ -12,7 +12,8 @@ import type { Services } from '../../services'
 import { disableForGood, MARKS } from '../links/state'
 import type { BlocklistChange } from './blocklists'
 
-type TakedownServices = Pick<Services, 'db' | 'kv' | 'counters'>
+/** The outbox, when wired, carries each disabled link's `link.disabled` event (links/state.ts). */
+type TakedownServices = Pick<Services, 'db' | 'kv' | 'counters' | 'config' | 'now' | 'webhookOutbox'>
 
 /** Links read at a time by a rescan. */
 const PAGE = 1000

@@ -67,6 +67,26 @@ export const AccountStatusResponse = t.Object(
   },
 )
 
+const NOTIFICATIONS_EXAMPLE = { approval_emails: true }
+
+export const NotificationsResponse = t.Object(
+  {
+    success: t.Literal(true),
+    data: t.Object({
+      approval_emails: t.Boolean({ description: "Whether each new approval of an Agent's call is mailed to the account's address, with the page where it is decided" }),
+    }),
+    meta: Meta,
+  },
+  { examples: [{ success: true, data: NOTIFICATIONS_EXAMPLE, meta: {} }] },
+)
+
+export const NotificationsRequest = t.Object(
+  { approval_emails: t.Optional(t.Boolean({ description: "false: approvals are no longer mailed (they are still listed, and still webhook events); true: they are again" })) },
+  { description: 'Only the settings sent change', examples: [{ approval_emails: false }] },
+)
+
 export const accountModels = {
   AccountStatusResponse,
+  NotificationsResponse,
+  NotificationsRequest,
 }

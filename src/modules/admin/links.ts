@@ -17,7 +17,7 @@ import type { Operator } from './guard'
 import { destinationHostIs } from './host-match'
 import type { AdminLink } from './model'
 
-type StateServices = Pick<Services, 'db' | 'kv' | 'counters' | 'now'>
+type StateServices = Pick<Services, 'db' | 'kv' | 'counters' | 'now' | 'config' | 'webhookOutbox'>
 
 export type LinkAction = 'flag' | 'disable' | 'restore'
 const STATE_OF: Record<LinkAction, LinkState> = { flag: 'flagged', disable: 'disabled', restore: 'ok' }

@@ -30,7 +30,7 @@ async function mint(key: string, agentId: string, body: Record<string, unknown> 
 describe('Agents', () => {
   test('create with the default policy, list it, mint a token that works within its scopes and no further', async () => {
     const agent = await newAgent(human.key)
-    expect(agent).toMatchObject({ scopes: ['links:read', 'links:write'], status: 'active', client_id: null, policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade'] } })
+    expect(agent).toMatchObject({ scopes: ['links:read', 'links:write'], status: 'active', client_id: null, policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade', 'webhooks.change'] } })
     const list = await call(app, 'GET', '/api/v1/agents', { token: human.key })
     expect(list.body.data.agents.map((a: { id: string }) => a.id), show(list)).toContain(agent.id)
 

@@ -24,7 +24,7 @@ const agentExample = {
   id: 'agt_Jq3x0v8bYk2Lm5Rt9Wc1Za',
   name: 'Release bot',
   scopes: ['links:read', 'links:write'],
-  policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade'] },
+  policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade', 'webhooks.change'] },
   status: 'active',
   client_id: null,
   created_at: '2026-11-24T10:00:00.000Z',

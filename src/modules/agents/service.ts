@@ -143,12 +143,15 @@ export async function mintAgentToken(services: Pick<Services, 'db' | 'now' | 'co
 
 /**
  * The emergency stop: the Agent is killed, every token it holds is revoked, its pending approvals
- * expire, and every process drops its cached verdicts at once. Killing a killed Agent changes nothing and answers the same.
+ * expire, and every process drops its cached verdicts at once; the kill commits its `agent.killed`
+ * webhook event. Killing a killed Agent changes nothing, sends nothing and answers the same.
  */
-export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv'>, accountId: string, agentId: string) {
+export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv' | 'webhookOutbox'>, accountId: string, agentId: string) {
   const before = await ownAgent(services, accountId, agentId)
   const now = new Date(services.now())
   const row = await services.db.transaction(async (tx) => {
+    // Read under the row's lock: of two kills at once, only the one that found it active sends the event.
+    const [was] = await tx.select({ status: agents.status }).from(agents).where(eq(agents.id, before.id)).for('update')
     const [killed] = await tx
       .update(agents)
       .set({ status: 'killed', killedAt: before.killedAt ?? now })
@@ -157,6 +160,10 @@ export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv'>, a
     await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.agentId, agentId), isNull(oauthTokens.revokedAt)))
     // Its pending approvals expire: a decision after the kill runs nothing.
     await tx.update(agentApprovals).set({ status: 'expired', decidedAt: now }).where(and(eq(agentApprovals.agentId, agentId), eq(agentApprovals.status, 'pending')))
+    if (killed && was?.status === 'active' && services.webhookOutbox) {
+      const webhookIds = await services.webhookOutbox.subscribers(tx, accountId, 'agent.killed')
+      await services.webhookOutbox.write(tx, accountId, 'agent.killed', webhookIds, [agentView(killed)], now)
+    }
     return killed
   })
   if (!row) throw new ApiError('AGENT_NOT_FOUND')

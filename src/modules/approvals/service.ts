@@ -7,6 +7,10 @@
 // any number of processes one wins and runs the call, the others get 409. A process that dies between
 // winning and recording the result leaves the approval `approved` with no result (the call may or may
 // not have run): that is visible, never repeated.
+//
+// The human is told: a new approval commits its `agent.approval_requested` webhook event with it (and is
+// mailed, notify.ts); a decision commits `agent.approval_decided`. Each carries the approval as the API
+// returns it, with the review page's URL.
 import { createHash } from 'node:crypto'
 import { and, desc, eq, gt, lte, or, sql } from 'drizzle-orm'
 import { accounts, agentApprovals, agents, type ApprovalStatus } from '../../db/schema'
@@ -17,6 +21,7 @@ import { agentPrincipal } from '../agents/principal'
 import { ApiError } from '../../plugins/errors'
 import { onBehalfOf } from '../../plugins/on-behalf'
 import type { Services } from '../../services'
+import { mailApproval } from './notify'
 
 export const APPROVAL_TTL_MS = 24 * 3600 * 1000
 export const APPROVAL_PAGE_PATH = '/approvals'
@@ -30,6 +35,18 @@ const HIDDEN_FIELDS = new Set(['password'])
 function redacted(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body
   return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, HIDDEN_FIELDS.has(k) ? '[hidden]' : v]))
+}
+
+/**
+ * A secret in a call's answer (a webhook's signing secret, `data.secret`) is not kept in its result: the
+ * result is stored in clear and read back by the Agent, while the secret is sealed at rest (decision
+ * 0038). The human reads a new one by rotating the secret.
+ */
+function withoutSecrets(result: { status: number; body: unknown }): { status: number; body: unknown } {
+  const body = result.body as { data?: unknown } | null
+  const data = body !== null && typeof body === 'object' ? body.data : undefined
+  if (data === null || typeof data !== 'object' || !('secret' in data)) return result
+  return { ...result, body: { ...body, data: { ...data, secret: '[hidden]' } } }
 }
 
 function statusOf(row: Row, now: number): ApprovalStatus {
@@ -68,6 +85,17 @@ function heldResponse(view: ApprovalView): Response {
   })
 }
 
+type EventServices = Pick<Services, 'config' | 'now' | 'webhookOutbox'>
+type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0]
+
+/** The approval's `type` event, in the transaction of its change. */
+async function writeApprovalEvent(services: EventServices, tx: Tx, row: Row, type: 'agent.approval_requested' | 'agent.approval_decided'): Promise<void> {
+  const outbox = services.webhookOutbox
+  if (!outbox) return
+  const webhookIds = await outbox.subscribers(tx, row.accountId, type)
+  await outbox.write(tx, row.accountId, type, webhookIds, [approvalView(services, row)], new Date(services.now()))
+}
+
 /** Runs the call as a dry run (its route's own checks, nothing written) and answers what it would. */
 export type Preview = (call: HeldCall) => Promise<Response>
 
@@ -77,7 +105,7 @@ export type Preview = (call: HeldCall) => Promise<Response>
  * destination) gets that failure now, and nothing waits for a human. With an Idempotency-Key, a retry of
  * the same call finds the same approval (another call under that key is 400 IDEMPOTENCY_KEY_REUSED).
  */
-export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>, call: HeldCall, preview?: Preview): Promise<{ response: Response; approvalId?: string }> {
+export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now' | 'webhookOutbox'>, call: HeldCall, preview?: Preview): Promise<{ response: Response; approvalId?: string }> {
   if (preview && call.previews) {
     const answer = await preview(call)
     if (answer.status >= 400) return { response: answer }
@@ -90,27 +118,35 @@ export async function holdCall(services: Pick<Services, 'db' | 'config' | 'now'>
   const key = call.request.headers.get('idempotency-key')
   const idempotencyKey = key === null ? null : sha256(`${agentId}\n${key}`)
   const now = services.now()
-  const [created] = await services.db
-    .insert(agentApprovals)
-    .values({
-      id: newId('approval'),
-      accountId: call.principal.account.id,
-      agentId,
-      operation: call.operation,
-      scopes: [...call.scopes],
-      method,
-      path: url.pathname,
-      query,
-      body: call.body ?? null,
-      via: onBehalfOf(call.request)?.via ?? 'rest',
-      idempotencyKey,
-      fingerprint,
-      expiresAt: new Date(now + APPROVAL_TTL_MS),
-      createdAt: new Date(now),
-    })
-    .onConflictDoNothing({ target: [agentApprovals.agentId, agentApprovals.idempotencyKey], where: sql`${agentApprovals.idempotencyKey} is not null` })
-    .returning()
-  if (created) return { response: heldResponse(approvalView(services, created)), approvalId: created.id }
+  const created = await services.db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(agentApprovals)
+      .values({
+        id: newId('approval'),
+        accountId: call.principal.account.id,
+        agentId,
+        operation: call.operation,
+        scopes: [...call.scopes],
+        method,
+        path: url.pathname,
+        query,
+        body: call.body ?? null,
+        via: onBehalfOf(call.request)?.via ?? 'rest',
+        idempotencyKey,
+        fingerprint,
+        expiresAt: new Date(now + APPROVAL_TTL_MS),
+        createdAt: new Date(now),
+      })
+      .onConflictDoNothing({ target: [agentApprovals.agentId, agentApprovals.idempotencyKey], where: sql`${agentApprovals.idempotencyKey} is not null` })
+      .returning()
+    if (inserted) await writeApprovalEvent(services, tx, inserted, 'agent.approval_requested')
+    return inserted
+  })
+  if (created) {
+    const view = approvalView(services, created)
+    await mailApproval(services, created.accountId, view)
+    return { response: heldResponse(view), approvalId: created.id }
+  }
   const [earlier] = await services.db
     .select()
     .from(agentApprovals)
@@ -170,14 +206,18 @@ export type Decision = 'approve' | 'reject'
  * The human's decision. One conditional UPDATE decides: concurrent decisions get 409 but one. Approving
  * then checks the Agent again and runs the call once; the approval ends executed (2xx/3xx) or failed.
  */
-export async function decideApproval(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, approvalId: string, decision: Decision, execute: Execute): Promise<ApprovalView> {
+export async function decideApproval(services: Pick<Services, 'db' | 'config' | 'now' | 'webhookOutbox'>, accountId: string, approvalId: string, decision: Decision, execute: Execute): Promise<ApprovalView> {
   if (!isId('approval', approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
   const now = new Date(services.now())
-  const [won] = await services.db
-    .update(agentApprovals)
-    .set({ status: decision === 'approve' ? 'approved' : 'rejected', decidedAt: now })
-    .where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId), eq(agentApprovals.status, 'pending'), gt(agentApprovals.expiresAt, now)))
-    .returning()
+  const won = await services.db.transaction(async (tx) => {
+    const [decided] = await tx
+      .update(agentApprovals)
+      .set({ status: decision === 'approve' ? 'approved' : 'rejected', decidedAt: now })
+      .where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId), eq(agentApprovals.status, 'pending'), gt(agentApprovals.expiresAt, now)))
+      .returning()
+    if (decided) await writeApprovalEvent(services, tx, decided, 'agent.approval_decided')
+    return decided
+  })
   if (!won) {
     const [row] = await services.db.select().from(agentApprovals).where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId))).limit(1)
     if (!row) throw new ApiError('APPROVAL_NOT_FOUND')
@@ -209,7 +249,7 @@ export async function decideApproval(services: Pick<Services, 'db' | 'config' | 
       approvalId: won.id,
     })
     try {
-      result = await execute(won, principal)
+      result = withoutSecrets(await execute(won, principal))
     } catch {
       result = { status: 500, body: { success: false, error: 'INTERNAL_ERROR', hint: 'The approved call failed on our side; it may be retried by asking again.' } }
     }

@@ -1,6 +1,7 @@
 // Recording a conversion (docs/statistics.md#conversions, docs/decisions/0011-conversions.md). Shared by the JSON endpoint and the
 // pixel: the same rules, the same atomic claim. The click id carries the link and the click time, the
-// signature proves the service issued it, so a browser needs no API key.
+// signature proves the service issued it, so a browser needs no API key. A conversion recorded commits its
+// `conversion.created` webhook event in the insert's transaction (a duplicate has none).
 //
 // Order of checks, and the answer of each (an Authorization header means API-key auth, see authenticateCaller):
 //   API key unknown or malformed                → 401 UNAUTHORIZED (rate limited per key: 429)
@@ -155,7 +156,7 @@ export async function recordConversion(services: Services, input: ConversionInpu
   if (!click) throw new ApiError('VALIDATION_FAILED', 'body.clickId: is not a click id (the mu_click parameter of a redirect)')
 
   const [link] = await services.db
-    .select({ id: links.id, accountId: links.accountId, plan: accounts.plan })
+    .select({ id: links.id, alias: links.alias, domain: links.domain, accountId: links.accountId, plan: accounts.plan })
     .from(links)
     .leftJoin(accounts, eq(accounts.id, links.accountId))
     .where(eq(links.id, click.linkId))
@@ -193,7 +194,8 @@ export async function recordConversion(services: Services, input: ConversionInpu
     payloadHash: hash,
     createdAt: new Date(now),
   }
-  const inserted = caller === null ? await insertCapped(services, row) : await insertRow(services.db, row)
+  const event = { alias: link.alias, domain: link.domain }
+  const inserted = caller === null ? await insertCapped(services, row, event) : await services.db.transaction(async (tx) => withEvent(services, tx, row, event, await insertRow(tx, row)))
   if (inserted.length > 0) {
     // Committed in Postgres (the source of truth): now the analytics mirror, which never fails the report.
     await mirrorConversion(services.clickhouse, {
@@ -278,6 +280,40 @@ async function keyHolders(services: Services, accountId: string, conversionType:
 }
 
 type ConversionRow = typeof conversions.$inferInsert
+type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0]
+type Inserted = Awaited<ReturnType<typeof insertRow>>
+
+/**
+ * The conversion as a `conversion.created` webhook event carries it: the report as recorded, with the id
+ * the API answered and the link it counts for (alias and domain). Only a conversion recorded now has one;
+ * a repeat recognised as a duplicate has none.
+ */
+export function conversionEventData(row: ConversionRow, link: { alias: string; domain: string }, stored: Inserted[number]) {
+  return {
+    conversionId: row.id,
+    clickId: row.clickId,
+    alias: link.alias,
+    domain: link.domain,
+    conversionType: row.conversionType,
+    value: stored.value === null ? null : Number(stored.value),
+    currency: stored.currency,
+    externalOrderId: row.externalOrderId ?? null,
+    eventId: row.eventId ?? null,
+    occurredAt: row.occurredAt!.toISOString(),
+    source: row.source ?? null,
+    metadata: row.metadata ?? null,
+    createdAt: row.createdAt!.toISOString(),
+  }
+}
+
+/** Writes the conversion's event in the insert's transaction when it was recorded; answers `inserted`. */
+async function withEvent(services: Services, tx: Tx, row: ConversionRow, link: { alias: string; domain: string }, inserted: Inserted): Promise<Inserted> {
+  const outbox = services.webhookOutbox
+  if (inserted.length === 0 || !outbox) return inserted
+  const webhookIds = await outbox.subscribers(tx, row.accountId, 'conversion.created')
+  await outbox.write(tx, row.accountId, 'conversion.created', webhookIds, [conversionEventData(row, link, inserted[0]!)], row.createdAt!)
+  return inserted
+}
 
 /** The claim: the insert skips when a unique key (eventId, or type + externalOrderId) is taken. */
 function insertRow(db: Pick<Services['db'], 'insert'>, row: ConversionRow) {
@@ -290,7 +326,7 @@ function insertRow(db: Pick<Services['db'], 'insert'>, row: ConversionRow) {
  * reports cannot overshoot; a duplicate is still recognised (the insert skips before the cap applies).
  * The link's own account, reporting with its API key, is not capped.
  */
-async function insertCapped(services: Services, row: ConversionRow) {
+async function insertCapped(services: Services, row: ConversionRow, link: { alias: string; domain: string }) {
   const caps = services.config.conversionsPerClick
   const cap = caps[row.conversionType] ?? caps['*'] ?? 100
   return services.db.transaction(async (tx) => {
@@ -303,6 +339,6 @@ async function insertCapped(services: Services, row: ConversionRow) {
     if (inserted.length > 0 && Number(counted?.n ?? 0) >= cap) {
       throw new ApiError('CONVERSION_LIMIT', `This click already carries ${cap} ${row.conversionType} conversion${cap === 1 ? '' : 's'}, the most a signed report may add.`, { limit: cap, remaining: 0, retryAfter: ATTRIBUTION_WINDOW_MS / 1000 })
     }
-    return inserted
+    return withEvent(services, tx, row, link, inserted)
   })
 }

@@ -4,7 +4,8 @@
 // change can be a mistake, so a missing record does not unverify at once: the first miss is recorded
 // and the owner mailed; seven days later, if the record is still missing, the domain is unverified
 // (announced, so redirectors stop serving it and /tls/ask answers 404). A record seen again clears the
-// miss. Unverifying keeps the domain and its links: verifying it again brings them back.
+// miss. Unverifying keeps the domain and its links: verifying it again brings them back. The unverifying
+// commits the domain's `domain.unverified` webhook event with it.
 //
 // Each API process looks every hour for domains last checked (or verified) a day ago or more and claims
 // each one with a conditional update, so several processes never check (or mail about) one domain twice.
@@ -15,7 +16,7 @@ import { errorSummary } from '../../lib/errors'
 import { log } from '../../lib/log'
 import { createMailer, type Mailer, type MailMessage } from '../../mail/mailer'
 import type { Services } from '../../services'
-import { announce, verificationRecord } from './service'
+import { announce, verificationRecord, writeDomainEvent } from './service'
 
 const HOUR_MS = 3600_000
 const DAY_MS = 24 * HOUR_MS
@@ -31,7 +32,7 @@ const RETRY_AFTER_MS = HOUR_MS
 const BATCH = 50
 const PARALLEL_LOOKUPS = 8
 
-type Deps = Pick<Services, 'db' | 'kv' | 'config' | 'now' | 'counters'>
+type Deps = Pick<Services, 'db' | 'kv' | 'config' | 'now' | 'counters' | 'webhookOutbox'>
 
 export type RecheckOutcome =
   /** The record is there (and was there at the last check). */
@@ -130,11 +131,16 @@ async function recheckOne(services: Deps, resolver: TxtResolver, mailer: Mailer,
   }
   if (!row.recordMissingSince) return firstMiss(services, mailer, row, now)
   if (now.getTime() - row.recordMissingSince.getTime() < UNVERIFY_AFTER_MS) return 'missing'
-  const [unverified] = await services.db
-    .update(domains)
-    .set({ verifiedAt: null, recordMissingSince: null, recheckedAt: null })
-    .where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, row.recordMissingSince)))
-    .returning({ id: domains.id })
+  const missingSince = row.recordMissingSince
+  const unverified = await services.db.transaction(async (tx) => {
+    const [changed] = await tx
+      .update(domains)
+      .set({ verifiedAt: null, recordMissingSince: null, recheckedAt: null })
+      .where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, missingSince)))
+      .returning()
+    if (changed) await writeDomainEvent(services, tx, changed, 'domain.unverified')
+    return changed
+  })
   if (!unverified) return 'missing'
   await announce(services, row.hostname)
   log.warn({ component: 'domains', domain: row.hostname }, `custom domain unverified: its TXT record has been missing since ${row.recordMissingSince.toISOString()}`)

@@ -1,10 +1,13 @@
 // Custom domains of an account: add (with the TXT record that proves control), verify through DNS,
 // list, remove. Verified domains are what the redirector serves; every change is announced on
 // DOMAIN_CHANNEL so redirectors reload their set at once. The daily re-check of verified domains is
-// recheck.ts; /tls/ask's answers are tls-ask.ts.
+// recheck.ts; /tls/ask's answers are tls-ask.ts. Webhook events commit with their change: domain.verified
+// with the verification, and link.deleted for each link a removed domain (or a stale claim taken over)
+// takes with it, to that link's account.
+import type { Db } from '../../db/client'
 import { and, asc, count, eq, isNotNull, isNull, lt, ne } from 'drizzle-orm'
 import { DOMAIN_CHANNEL, INVALIDATION_CHANNEL, linkCacheKey } from '../../../core/link-cache'
-import { domains, links, type Plan } from '../../db/schema'
+import { domains, links, type LinkRow, type Plan } from '../../db/schema'
 import type { TxtResolver } from '../../dns/resolver'
 import { DnsLookupError } from '../../dns/resolver'
 import { ApiError } from '../../plugins/errors'
@@ -17,7 +20,31 @@ import { newId } from '../../lib/ids'
 import { randomBase64url } from '../../lib/secrets'
 import { upgradeUrl } from '../account/meta'
 import { lockFor } from '../../db/locks'
+import { toLinkEventData } from '../links/service'
 import { checkDestination } from '../links/url'
+
+type Tx = Pick<Db, 'select' | 'insert'>
+type EventServices = Pick<Services, 'config' | 'now' | 'webhookOutbox'>
+
+/** The domain's `type` event, its record as the API returns it, in the change's transaction. */
+export async function writeDomainEvent(services: EventServices, tx: Tx, row: DomainRow, type: 'domain.verified' | 'domain.unverified'): Promise<void> {
+  const outbox = services.webhookOutbox
+  if (!outbox) return
+  const webhookIds = await outbox.subscribers(tx, row.accountId, type)
+  await outbox.write(tx, row.accountId, type, webhookIds, [toDomainRecord(row)], new Date(services.now()))
+}
+
+/** link.deleted for each of `rows` (links deleted with their domain), to each link's account. */
+async function writeDeletedLinks(services: EventServices, tx: Tx, rows: readonly LinkRow[]): Promise<void> {
+  const outbox = services.webhookOutbox
+  if (!outbox) return
+  const byAccount = new Map<string, LinkRow[]>()
+  for (const row of rows) if (row.accountId !== null) byAccount.set(row.accountId, [...(byAccount.get(row.accountId) ?? []), row])
+  for (const [accountId, owned] of byAccount) {
+    const webhookIds = await outbox.subscribers(tx, accountId, 'link.deleted')
+    await outbox.write(tx, accountId, 'link.deleted', webhookIds, owned.map((row) => toLinkEventData(row, services)), new Date(services.now()))
+  }
+}
 
 type DomainRow = typeof domains.$inferSelect
 
@@ -65,7 +92,7 @@ export async function listDomains(services: Pick<Services, 'db'>, accountId: str
  * (together with any link on that host, which cannot be served anyway).
  */
 export async function addDomain(
-  services: Pick<Services, 'db' | 'kv' | 'config' | 'now' | 'counters'>,
+  services: Pick<Services, 'db' | 'kv' | 'config' | 'now' | 'counters' | 'webhookOutbox'>,
   account: { id: string; plan: Plan },
   rawHostname: string,
 ): Promise<{ domain: DomainRecord; total: number }> {
@@ -95,7 +122,9 @@ export async function addDomain(
         .where(and(eq(domains.id, existing.id), ne(domains.accountId, account.id), isNull(domains.verifiedAt), lt(domains.createdAt, new Date(now.getTime() - PENDING_CLAIM_TTL_MS))))
         .returning({ id: domains.id })
       if (released.length === 0) throw new ApiError('DOMAIN_TAKEN', `${hostname} is registered to another account.`)
-      freedAliases = (await tx.delete(links).where(eq(links.domain, hostname)).returning({ alias: links.alias })).map((l) => l.alias)
+      const freed = await tx.delete(links).where(eq(links.domain, hostname)).returning()
+      await writeDeletedLinks(services, tx, freed)
+      freedAliases = freed.map((l) => l.alias)
     }
     const [row] = await tx
       .insert(domains)
@@ -125,7 +154,7 @@ async function ownedDomain(services: Pick<Services, 'db'>, accountId: string, ho
  * is already verified is answered as it is, without a lookup.
  */
 export async function verifyDomain(
-  services: Pick<Services, 'db' | 'kv' | 'now' | 'counters'>,
+  services: Pick<Services, 'db' | 'kv' | 'now' | 'counters' | 'config' | 'webhookOutbox'>,
   resolver: TxtResolver,
   accountId: string,
   rawHostname: string,
@@ -150,11 +179,15 @@ export async function verifyDomain(
       data: { expected, found: found.slice(0, 10) },
     })
   }
-  const [updated] = await services.db
-    .update(domains)
-    .set({ verifiedAt: new Date(services.now()) })
-    .where(and(eq(domains.id, row.id), isNull(domains.verifiedAt)))
-    .returning()
+  const updated = await services.db.transaction(async (tx) => {
+    const [verified] = await tx
+      .update(domains)
+      .set({ verifiedAt: new Date(services.now()) })
+      .where(and(eq(domains.id, row.id), isNull(domains.verifiedAt)))
+      .returning()
+    if (verified) await writeDomainEvent(services, tx, verified, 'domain.verified')
+    return verified
+  })
   // Verified meanwhile by a concurrent call: read what it wrote.
   const result = updated ?? (await ownedDomain(services, accountId, row.hostname))
   await announce(services, row.hostname)
@@ -167,7 +200,7 @@ export async function verifyDomain(
  * commit and every redirector is told to drop the host.
  */
 export async function removeDomain(
-  services: Pick<Services, 'db' | 'kv' | 'counters'>,
+  services: Pick<Services, 'db' | 'kv' | 'counters' | 'config' | 'now' | 'webhookOutbox'>,
   accountId: string,
   rawHostname: string,
 ): Promise<{ hostname: string; linksDeleted: number }> {
@@ -178,7 +211,9 @@ export async function removeDomain(
       .where(and(eq(domains.accountId, accountId), eq(domains.hostname, hostname)))
       .returning({ id: domains.id })
     if (removed.length === 0) throw new ApiError('DOMAIN_NOT_FOUND', `You have no custom domain ${hostname}.`)
-    return (await tx.delete(links).where(eq(links.domain, hostname)).returning({ alias: links.alias })).map((l) => l.alias)
+    const deleted = await tx.delete(links).where(eq(links.domain, hostname)).returning()
+    await writeDeletedLinks(services, tx, deleted)
+    return deleted.map((l) => l.alias)
   })
   await announce(services, hostname)
   await dropLinkCache(services, hostname, aliases)

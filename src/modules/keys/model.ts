@@ -13,13 +13,10 @@ export const KEY_NAME_MAX = 64
  * OAuth scopes (src/lib/agent-access.ts), so no Agent or OAuth client is given them; the webhook routes
  * refuse every at_ token (403 HUMAN_ONLY), since an Agent must not send the account's events elsewhere unseen.
  */
-export const WEBHOOK_SCOPES = ['webhooks:read', 'webhooks:write'] as const
-export type WebhookScope = (typeof WEBHOOK_SCOPES)[number]
+/** What a key may be restricted to: the OAuth scopes but offline_access (a key has no refresh token). */
+export const KEY_SCOPES: readonly string[] = (Object.keys(SCOPES) as Scope[]).filter((scope) => scope !== 'offline_access')
 
-/** What a key may be restricted to: the OAuth scopes but offline_access (a key has no refresh token), and WEBHOOK_SCOPES. */
-export const KEY_SCOPES: readonly string[] = [...(Object.keys(SCOPES) as Scope[]).filter((scope) => scope !== 'offline_access'), ...WEBHOOK_SCOPES]
-
-const scopesDescription = `null: the account's full access (also the human-only routes: API keys, Agents, approvals, consent). Otherwise the scopes the key is held to, like an Agent's token: ${KEY_SCOPES.join(', ')} (the webhook scopes are a key's only: no Agent holds them); and, for an operator's key only, \`admin\` (the admin API).`
+const scopesDescription = `null: the account's full access (also the human-only routes: API keys, Agents, approvals, consent). Otherwise the scopes the key is held to, like an Agent's token: ${KEY_SCOPES.join(', ')}; and, for an operator's key only, \`admin\` (the admin API).`
 
 export const ApiKey = t.Object({
   id: t.String({ pattern: idPattern('apiKey') }),

@@ -6,6 +6,10 @@
 // the test's clicks wins (ties: more clicks, then the first listed), becomes the link's URL, and the test
 // stays as completed with its winner. With several processes the update is conditional on the test
 // being the one that was read and still running, so exactly one of them ends it.
+//
+// Webhook events commit with the change: a routing replaced or removed is `link.updated` (as a PATCH of
+// the link's routing is), and a test ended is `routing.ab_completed` (the link and its routing with the
+// winner) and `link.updated` (the winner is now the link's URL).
 import { and, eq, isNotNull, lte } from 'drizzle-orm'
 import { routeCounts, type RouteCounts } from '../../analytics/routing-stats'
 import { links, type LinkRouting, type LinkRow, type StoredAb } from '../../db/schema'
@@ -17,9 +21,10 @@ import { findLinkWithPlan, planIsPro, recordOf, syncLinkCache, toCachedLink } fr
 import { getOwnLink } from './manage'
 import type { RoutingData } from './model'
 import { linkNotFound } from './owned'
+import { linkEventSubscribers, toLinkEventData, writeLinkEvents } from './service'
 import { abEndsAt, checkRouting, requireRoutingPlan, routingUrls, routingView } from './routing'
 
-type RoutingServices = Pick<Services, 'config' | 'db' | 'kv' | 'counters' | 'clickhouse' | 'now' | 'destinationsWritten'>
+type RoutingServices = Pick<Services, 'config' | 'db' | 'kv' | 'counters' | 'clickhouse' | 'now' | 'destinationsWritten' | 'webhookOutbox'>
 
 const SWEEP_INTERVAL_MS = 60_000
 /** Tests ended in one sweep at most; the rest wait for the next minute. */
@@ -45,12 +50,19 @@ export async function replaceRouting(
   const current = await getOwnLink(services as Services, account, alias, domain)
   const routing = await checkRouting(services, input, 'body', current.routing)
   if (dryRun) return { row: current, routing: routingView(routing) }
-  const [row] = await services.db
-    .update(links)
-    .set({ routing, abEndsAt: abEndsAt(routing), updatedAt: new Date(services.now()) })
-    .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
-    .returning()
-  if (!row) throw linkNotFound(current.domain, alias)
+  const row = await services.db.transaction(async (tx) => {
+    const [[updated], webhookIds] = await Promise.all([
+      tx
+        .update(links)
+        .set({ routing, abEndsAt: abEndsAt(routing), updatedAt: new Date(services.now()) })
+        .where(and(eq(links.id, current.id), eq(links.accountId, account.id)))
+        .returning(),
+      linkEventSubscribers(services, tx, account.id, 'link.updated'),
+    ])
+    if (!updated) throw linkNotFound(current.domain, alias)
+    await writeLinkEvents(services, tx, account.id, 'link.updated', webhookIds, [updated])
+    return updated
+  })
   await syncLinkCache(services, row, toCachedLink(row, planIsPro(account.plan)), { publish: true })
   const destinations = routingUrls(row.routing)
   if (destinations.length > 0) services.destinationsWritten?.([{ id: row.id, url: row.url, routingUrls: destinations }])
@@ -102,16 +114,29 @@ export async function completeAbTest(services: RoutingServices, row: LinkRow): P
   const winner = chooseWinner(ab, counts)
   const now = new Date(services.now())
   const routing: LinkRouting = { rules: row.routing!.rules, ab: { ...ab, status: 'completed', winner, completed_at: now.toISOString() } }
-  const [updated] = await services.db
-    .update(links)
-    .set({ url: ab.variants.find((v) => v.id === winner)!.url, routing, abEndsAt: null, updatedAt: now })
-    .where(and(eq(links.id, row.id), eq(links.abEndsAt, row.abEndsAt)))
-    .returning()
+  const updated = await services.db.transaction(async (tx) => {
+    const [ended] = await tx
+      .update(links)
+      .set({ url: ab.variants.find((v) => v.id === winner)!.url, routing, abEndsAt: null, updatedAt: now })
+      .where(and(eq(links.id, row.id), eq(links.abEndsAt, row.abEndsAt!)))
+      .returning()
+    if (ended?.accountId) await writeAbEvents(services, tx, ended.accountId, ended)
+    return ended
+  })
   if (!updated) return null
   const withPlan = await findLinkWithPlan(services, eq(links.id, updated.id))
   if (withPlan) await syncLinkCache(services, withPlan, recordOf(withPlan), { publish: true })
   log.info({ component: 'routing', link: updated.id, winner }, 'an A/B test ended')
   return updated
+}
+
+/** The events of an ended test: routing.ab_completed (the link and its routing) and link.updated. */
+async function writeAbEvents(services: RoutingServices, tx: Parameters<Parameters<Services['db']['transaction']>[0]>[0], accountId: string, row: LinkRow): Promise<void> {
+  const outbox = services.webhookOutbox
+  if (!outbox) return
+  const [completed, updated] = await Promise.all([outbox.subscribers(tx, accountId, 'routing.ab_completed'), linkEventSubscribers(services, tx, accountId, 'link.updated')])
+  await outbox.write(tx, accountId, 'routing.ab_completed', completed, [{ link: toLinkEventData(row, services), routing: routingView(row.routing) }], new Date(services.now()))
+  await writeLinkEvents(services, tx, accountId, 'link.updated', updated, [row])
 }
 
 /** Ends every test whose time has come (a batch a sweep); how many this process ended. */

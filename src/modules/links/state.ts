@@ -1,12 +1,17 @@
 // A link's standing (docs/operators.md): ok, flagged (visitors see a warning first and continue by a
 // signed link) or disabled (410, for abuse). Every change is written through to the cache after the
-// commit and announced, so every redirector follows within a second.
+// commit and announced, so every redirector follows within a second. A link that becomes disabled (an
+// operator's action, a host ban, a block list, a suspension) commits its `link.disabled` webhook event
+// to its account with the change; a guest link has no account and no event.
 import { and, eq, inArray, ne } from 'drizzle-orm'
+import type { Db } from '../../db/client'
 import { links, type LinkRow, type LinkState } from '../../db/schema'
 import type { Services } from '../../services'
 import { findLinkWithPlan, recordOf, syncLinkCache } from './cache'
+import { toLinkEventData } from './service'
 
-type StateServices = Pick<Services, 'db' | 'kv' | 'counters'>
+/** What a change of state needs; the outbox (and the clock of its events) only when a link may be disabled. */
+type StateServices = Pick<Services, 'db' | 'kv' | 'counters' | 'config'> & Partial<Pick<Services, 'now' | 'webhookOutbox'>>
 
 /**
  * The reasons a suspension writes on the links it disables (admin/accounts.ts), by the state each link
@@ -25,17 +30,34 @@ export async function setLinkStates(services: StateServices, ids: readonly strin
   if (ids.length === 0) return []
   const where = [inArray(links.id, [...ids]), ne(links.state, state)]
   if (from) where.push(inArray(links.state, [...from]))
-  const changed = await services.db
-    .update(links)
-    .set({ state, stateReason: state === 'ok' ? null : reason })
-    .where(and(...where))
-    .returning()
+  const changed = await services.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(links)
+      .set({ state, stateReason: state === 'ok' ? null : reason })
+      .where(and(...where))
+      .returning()
+    if (state === 'disabled') await writeDisabledEvents(services, tx, rows)
+    return rows
+  })
   services.counters.linkStates[state] += changed.length
   for (const row of changed) {
     const withPlan = await findLinkWithPlan(services, eq(links.id, row.id))
     if (withPlan) await syncLinkCache(services, withPlan, recordOf(withPlan), { publish: true })
   }
   return changed
+}
+
+/** The `link.disabled` event of each of `rows` that has an account, to that account's endpoints that want it. */
+async function writeDisabledEvents(services: StateServices, tx: Pick<Db, 'select' | 'insert'>, rows: readonly LinkRow[]): Promise<void> {
+  const outbox = services.webhookOutbox
+  if (!outbox) return
+  const byAccount = new Map<string, LinkRow[]>()
+  for (const row of rows) if (row.accountId !== null) byAccount.set(row.accountId, [...(byAccount.get(row.accountId) ?? []), row])
+  const at = new Date((services.now ?? Date.now)())
+  for (const [accountId, owned] of byAccount) {
+    const webhookIds = await outbox.subscribers(tx, accountId, 'link.disabled')
+    await outbox.write(tx, accountId, 'link.disabled', webhookIds, owned.map((row) => toLinkEventData(row, services)), at)
+  }
 }
 
 /**

@@ -12,16 +12,19 @@
 //   back as they were, uncounted, so a shutdown loses none.
 // - Only endpoints whose secret this process can open are claimed (secrets.ts: the sealing key's id):
 //   after INTERNAL_SECRET changes their deliveries wait, unsent, until their owner rotates the secret.
-import { and, asc, eq, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm'
+// - Each endpoint's failing_since follows its attempts (set by a failure, cleared by a success): one
+//   failing for three days is disabled and its owner mailed (upkeep.ts), checked every hour.
+import { and, asc, eq, inArray, isNotNull, isNull, lte, notInArray, or, sql } from 'drizzle-orm'
 import type { Config } from '../../../core/config'
 import type { Db } from '../../db/client'
 import { webhookDeliveries, webhookEvents, webhooks } from '../../db/schema'
 import { errorSummary } from '../../lib/errors'
+import { createMailer, type Mailer } from '../../mail/mailer'
 import type { Resolve } from '../reputation/service-fetch'
 import { countOutcome } from './metrics'
 import { sealedPrefix, sealingKey } from './secrets'
 import { type Sendable, sender } from './send'
-import { measureOutbox, pruneEvents } from './upkeep'
+import { disableFailingEndpoints, measureOutbox, pruneEvents } from './upkeep'
 
 /** Attempts in flight in one process, and to one endpoint. */
 const CONCURRENCY = 16
@@ -33,12 +36,14 @@ const POLL_MS = 1_000
 const MEASURE_MS = 15_000
 /** Retry delays are stretched or shortened by up to this fraction, so a burst of failures spreads out. */
 const JITTER = 0.1
-/** Old events are deleted this often (upkeep.ts). */
+/** Old events are deleted, and failing endpoints disabled, this often (upkeep.ts). */
 const PRUNE_MS = 3_600_000
 
 export interface DispatcherOptions {
   db: Db
-  config: Pick<Config, 'internalSecret' | 'publicApiUrl' | 'webhooks'>
+  config: Pick<Config, 'internalSecret' | 'publicApiUrl' | 'webhooks' | 'mail'>
+  /** Where the mail of a disabled endpoint goes (default: the configured one, SMTP_URL or the outbox file). */
+  mailer?: Mailer
   /** Unix ms: when a delivery is due, and the webhook-timestamp it is signed with. */
   now?: () => number
   /** A host name's addresses, looked up again at every attempt (tests give their own). */
@@ -58,6 +63,8 @@ export interface Dispatcher {
   runDue(): Promise<number>
   /** Deletes old events with their deliveries (upkeep.ts; hourly once started). */
   prune(): Promise<number>
+  /** Disables the endpoints failing for three days and mails their owners (upkeep.ts; hourly once started); their ids. */
+  disableFailing(): Promise<string[]>
   /** Aborts the attempts in flight and hands their deliveries back; resolves once nothing is in flight. */
   stop(): Promise<void>
 }
@@ -74,6 +81,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const key = sealingKey(config.internalSecret)
   const ownKey = sealedPrefix(key)
   const send = sender({ config, key, resolve: options.resolve, log })
+  let mailer = options.mailer
+  const disableFailing = () => disableFailingEndpoints(db, (mailer ??= createMailer(config.mail)), config.publicApiUrl, now(), log)
   const schedule = config.webhooks.retryScheduleSeconds
   /** Attempts in flight, by delivery id, with their endpoint and their abort. */
   const inFlight = new Map<string, { webhookId: string; abort: AbortController; done: Promise<void> }>()
@@ -160,7 +169,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const attempts = delivery.attempt + 1
     const next = outcome.delivered ? null : retryAt(attempts, now())
     const status = outcome.delivered ? 'delivered' : next ? 'pending' : 'failed'
-    await db
+    await db.transaction(async (tx) => {
+      await tx
       .update(webhookDeliveries)
       .set({
         attempt: attempts,
@@ -172,6 +182,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         lockedUntil: null,
       })
       .where(ownRow)
+      // The endpoint's failing streak: a success ends it, the first failure after one starts it.
+      const endpoint = eq(webhooks.id, delivery.webhookId)
+      if (outcome.delivered) await tx.update(webhooks).set({ failingSince: null }).where(and(endpoint, isNotNull(webhooks.failingSince)))
+      else await tx.update(webhooks).set({ failingSince: new Date(now()) }).where(and(endpoint, isNull(webhooks.failingSince)))
+    })
     countOutcome(status === 'pending' ? 'retry' : status)
   }
 
@@ -217,7 +232,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (timer !== undefined || stopped) return
       timer = setInterval(() => void pump(), options.pollMs ?? POLL_MS)
       measureTimer = setInterval(() => void measureOutbox(db, now()).catch((error: unknown) => log(`webhook outbox not measured: ${errorSummary(error)}`)), MEASURE_MS)
-      pruneTimer = setInterval(() => void pruneEvents(db, now()).catch((error: unknown) => log(`webhook events not pruned: ${errorSummary(error)}`)), PRUNE_MS)
+      pruneTimer = setInterval(() => {
+        void pruneEvents(db, now()).catch((error: unknown) => log(`webhook events not pruned: ${errorSummary(error)}`))
+        void disableFailing().catch((error: unknown) => log(`failing webhooks not checked: ${errorSummary(error)}`))
+      }, PRUNE_MS)
       // The process may exit while the dispatcher waits: what is pending stays in the outbox.
       timer.unref?.()
       measureTimer.unref?.()
@@ -233,6 +251,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
     },
     prune: () => pruneEvents(db, now()),
+    disableFailing,
     async stop() {
       stopped = true
       clearInterval(timer)

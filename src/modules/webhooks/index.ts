@@ -5,59 +5,58 @@
 //   POST /api/v1/webhooks/{id}/test              a ping event to this endpoint
 //   GET  /api/v1/webhooks/{id}/deliveries        newest first, a page at a time
 //   POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver
-// For the human (access.ts): the session or an API key with full access or the webhook scope; an Agent's
-// at_ token is 403 HUMAN_ONLY. Another account's webhook is 404 WEBHOOK_NOT_FOUND on every route.
+// Each route declares its scope (webhooks:read or webhooks:write), which plugins/agent-calls.ts holds an
+// Agent's token and a restricted API key to. The changes that decide where and how events go (create,
+// change, delete, rotate the secret) are the Agent operation webhooks.change, held for a human by default:
+// an Agent must not send the account's events elsewhere unseen. A test or a redelivery sends to an
+// endpoint the account already has, so it is not held. Another account's webhook is 404 WEBHOOK_NOT_FOUND.
 import { Elysia } from 'elysia'
-import type { Auth, Principal } from '../../plugins/auth'
+import type { Auth } from '../../plugins/auth'
 import { errorResponses, errors } from '../../plugins/errors'
 import type { Services } from '../../services'
-import type { WebhookScope } from '../keys/model'
-import { protectedResourceMetadataUrl } from '../oauth/discovery'
-import { requireWebhookAccess } from './access'
 import { DeliveriesQuery, DeliveryParams, DELIVERIES_DEFAULT_LIMIT, MAX_WEBHOOKS, webhookModels, WebhookParams } from './model'
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, PREVIOUS_SECRET_MS, redeliver, rotateSecret, testWebhook, updateWebhook } from './service'
 
 const WEBHOOKS = '/api/v1/webhooks'
 const ok = <T>(data: T) => ({ success: true as const, data, meta: {} })
 const TAGS = ['webhooks']
-/** The account mode without an OAuth scope: access.ts decides, before each handler. */
-const ACCOUNT = { scopes: [] } as const
+const READ = { scopes: ['webhooks:read'] } as const
+/** Where and how events go: held for a human when the Agent's policy names webhooks.change (the default). */
+const CHANGE = { scopes: ['webhooks:write'], operation: 'webhooks.change' } as const
+const SEND = { scopes: ['webhooks:write'] } as const
+type WebhookScope = (typeof READ | typeof SEND)['scopes'][number]
 const WHO = (scope: WebhookScope) =>
-  `For the human: the signed-in session (writes send X-CSRF-Token) or an API key with full access or the scope \`${scope}\` (else 403 INSUFFICIENT_SCOPE); an Agent's at_ token gets 403 HUMAN_ONLY. Another account's webhook is 404 WEBHOOK_NOT_FOUND.`
-/** Every route's refusals of the credential; writes add the session's CSRF token. */
-const READ_ERRORS = ['HUMAN_ONLY', 'INSUFFICIENT_SCOPE'] as const
+  `The signed-in session (writes send X-CSRF-Token), an API key with full access, or a restricted API key or an Agent's token holding \`${scope}\`. Another account's webhook is 404 WEBHOOK_NOT_FOUND.`
+/** Every route's refusal of the credential; writes add the session's CSRF token. */
+const READ_ERRORS = ['INSUFFICIENT_SCOPE'] as const
 const WRITE_ERRORS = [...READ_ERRORS, 'CSRF_TOKEN_INVALID'] as const
 
 export function webhooksModule(services: Services, auth: Auth) {
-  const resourceMetadataUrl = protectedResourceMetadataUrl(services.config)
-  const allow = (principal: Principal, scope: WebhookScope) => requireWebhookAccess(principal, scope, resourceMetadataUrl)
   return new Elysia({ name: 'modules.webhooks' })
     .use(errors)
     .use(auth.plugin)
     .model(webhookModels)
     .get(
       WEBHOOKS,
-      async ({ principal, account }) => {
-        allow(principal, 'webhooks:read')
+      async ({ account }) => {
         return ok({ webhooks: await listWebhooks(services.db, account.id) })
       },
       {
-        account: ACCOUNT,
+        account: READ,
         response: { 200: 'WebhookListResponse', ...errorResponses(...READ_ERRORS) },
         detail: { operationId: 'listWebhooks', tags: TAGS, summary: "List your account's webhooks", description: `Oldest first, without their secrets. ${WHO('webhooks:read')}` },
       },
     )
     .post(
       WEBHOOKS,
-      async ({ principal, account, body, set }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, body, set }) => {
         const created = await createWebhook(services, account.id, body)
         set.status = 201
         set.headers['cache-control'] = 'no-store'
         return ok(created)
       },
       {
-        account: ACCOUNT,
+        account: CHANGE,
         body: 'CreateWebhookRequest',
         response: { 201: 'CreatedWebhookResponse', ...errorResponses(...WRITE_ERRORS, 'VALIDATION_FAILED', 'WEBHOOK_URL_INVALID', 'WEBHOOK_LIMIT_REACHED') },
         detail: {
@@ -72,12 +71,11 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .get(
       `${WEBHOOKS}/:id`,
-      async ({ principal, account, params }) => {
-        allow(principal, 'webhooks:read')
+      async ({ account, params }) => {
         return ok(await getWebhook(services.db, account.id, params.id))
       },
       {
-        account: ACCOUNT,
+        account: READ,
         params: WebhookParams,
         response: { 200: 'WebhookEndpointResponse', ...errorResponses(...READ_ERRORS, 'WEBHOOK_NOT_FOUND') },
         detail: { operationId: 'getWebhook', tags: TAGS, summary: 'Get one webhook', description: `Without its secret. ${WHO('webhooks:read')}` },
@@ -85,12 +83,11 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .patch(
       `${WEBHOOKS}/:id`,
-      async ({ principal, account, params, body }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, params, body }) => {
         return ok(await updateWebhook(services, account.id, params.id, body))
       },
       {
-        account: ACCOUNT,
+        account: CHANGE,
         params: WebhookParams,
         body: 'UpdateWebhookRequest',
         response: { 200: 'WebhookEndpointResponse', ...errorResponses(...WRITE_ERRORS, 'VALIDATION_FAILED', 'WEBHOOK_URL_INVALID', 'WEBHOOK_NOT_FOUND') },
@@ -104,13 +101,12 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .delete(
       `${WEBHOOKS}/:id`,
-      async ({ principal, account, params }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, params }) => {
         const { id } = await deleteWebhook(services.db, account.id, params.id)
         return { success: true as const, message: `Webhook ${id} deleted.`, data: { id }, meta: {} }
       },
       {
-        account: ACCOUNT,
+        account: CHANGE,
         params: WebhookParams,
         response: { 200: 'DeletedWebhookResponse', ...errorResponses(...WRITE_ERRORS, 'WEBHOOK_NOT_FOUND') },
         detail: { operationId: 'deleteWebhook', tags: TAGS, summary: 'Delete a webhook', description: `Its pending deliveries are dropped with it. ${WHO('webhooks:write')}` },
@@ -118,13 +114,12 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .post(
       `${WEBHOOKS}/:id/rotate-secret`,
-      async ({ principal, account, params, set }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, params, set }) => {
         set.headers['cache-control'] = 'no-store'
         return ok(await rotateSecret(services, account.id, params.id))
       },
       {
-        account: ACCOUNT,
+        account: CHANGE,
         params: WebhookParams,
         response: { 200: 'RotatedSecretResponse', ...errorResponses(...WRITE_ERRORS, 'WEBHOOK_NOT_FOUND') },
         detail: {
@@ -137,14 +132,13 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .post(
       `${WEBHOOKS}/:id/test`,
-      async ({ principal, account, params, set }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, params, set }) => {
         const delivery = await testWebhook(services, account.id, params.id)
         set.status = 201
         return ok({ delivery })
       },
       {
-        account: ACCOUNT,
+        account: SEND,
         params: WebhookParams,
         response: { 201: 'DeliveryResponse', ...errorResponses(...WRITE_ERRORS, 'WEBHOOK_NOT_FOUND', 'WEBHOOK_DISABLED') },
         detail: {
@@ -157,12 +151,11 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .get(
       `${WEBHOOKS}/:id/deliveries`,
-      async ({ principal, account, params, query }) => {
-        allow(principal, 'webhooks:read')
+      async ({ account, params, query }) => {
         return ok(await listDeliveries(services.db, account.id, params.id, { limit: query.limit ?? DELIVERIES_DEFAULT_LIMIT, cursor: query.cursor }))
       },
       {
-        account: ACCOUNT,
+        account: READ,
         params: WebhookParams,
         query: DeliveriesQuery,
         response: { 200: 'DeliveryListResponse', ...errorResponses(...READ_ERRORS, 'VALIDATION_FAILED', 'WEBHOOK_NOT_FOUND') },
@@ -176,14 +169,13 @@ export function webhooksModule(services: Services, auth: Auth) {
     )
     .post(
       `${WEBHOOKS}/:id/deliveries/:deliveryId/redeliver`,
-      async ({ principal, account, params, set }) => {
-        allow(principal, 'webhooks:write')
+      async ({ account, params, set }) => {
         const delivery = await redeliver(services, account.id, params.id, params.deliveryId)
         set.status = 201
         return ok({ delivery })
       },
       {
-        account: ACCOUNT,
+        account: SEND,
         params: DeliveryParams,
         response: { 201: 'DeliveryResponse', ...errorResponses(...WRITE_ERRORS, 'WEBHOOK_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND', 'WEBHOOK_DISABLED') },
         detail: {

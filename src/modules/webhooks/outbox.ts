@@ -12,6 +12,7 @@ import { and, arrayOverlaps, eq } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { type EventType, webhookDeliveries, webhookEvents, webhooks } from '../../db/schema'
 import { newId } from '../../lib/ids'
+import type { WebhookOutbox } from '../../services'
 
 type Tx = Pick<Db, 'select' | 'insert'>
 
@@ -44,3 +45,6 @@ export async function writeEvents(tx: Tx, accountId: string, type: EventType, we
   await tx.insert(webhookDeliveries).values(deliveries)
   return events.map((event) => event.id)
 }
+
+/** The outbox as Services.webhookOutbox: what createApi wires, and what the background jobs' services need too. */
+export const webhookOutbox: WebhookOutbox = { subscribers, write: writeEvents }

@@ -106,6 +106,9 @@ export async function updateWebhook(services: Pick<Services, 'db' | 'config' | '
   if (patch.description !== undefined) set.description = description(patch.description)
   if (patch.status !== undefined) set.status = patch.status
   if (Object.keys(set).length === 0) return webhookView(current)
+  // A new URL, or an endpoint turned back on, starts with a clean record: its past failures do not count
+  // towards its disabling (upkeep.ts).
+  if (set.url !== undefined || set.status === 'active') set.failingSince = null
   const now = new Date(services.now())
   const row = await services.db.transaction(async (tx) => {
     const [updated] = await tx

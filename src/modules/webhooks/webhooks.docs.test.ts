@@ -1,20 +1,20 @@
-// The webhook routes in the OpenAPI document: exactly these, each with the session or a bearer key (no
-// OAuth scope: no Agent holds a webhook scope), the refusals of the credential (HUMAN_ONLY,
-// INSUFFICIENT_SCOPE; CSRF_TOKEN_INVALID on writes) and 404 WEBHOOK_NOT_FOUND where an id is given, the
-// scope named in words, and an example for every answer and body.
+// The webhook routes in the OpenAPI document: exactly these, each with the session, a bearer key or an
+// OAuth token holding its scope, the refusals of the credential (INSUFFICIENT_SCOPE; CSRF_TOKEN_INVALID on
+// writes) and 404 WEBHOOK_NOT_FOUND where an id is given, the changes of where events go held as the
+// policy operation webhooks.change, and an example for every answer and body.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, show, testApi } from '../../../test/support/api'
 
-const ROUTES: [method: string, path: string, scope: 'webhooks:read' | 'webhooks:write', body: boolean][] = [
-  ['get', '/api/v1/webhooks', 'webhooks:read', false],
-  ['post', '/api/v1/webhooks', 'webhooks:write', true],
-  ['get', '/api/v1/webhooks/{id}', 'webhooks:read', false],
-  ['patch', '/api/v1/webhooks/{id}', 'webhooks:write', true],
-  ['delete', '/api/v1/webhooks/{id}', 'webhooks:write', false],
-  ['post', '/api/v1/webhooks/{id}/rotate-secret', 'webhooks:write', false],
-  ['post', '/api/v1/webhooks/{id}/test', 'webhooks:write', false],
-  ['get', '/api/v1/webhooks/{id}/deliveries', 'webhooks:read', false],
-  ['post', '/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', 'webhooks:write', false],
+const ROUTES: [method: string, path: string, scope: 'webhooks:read' | 'webhooks:write', body: boolean, held: boolean][] = [
+  ['get', '/api/v1/webhooks', 'webhooks:read', false, false],
+  ['post', '/api/v1/webhooks', 'webhooks:write', true, true],
+  ['get', '/api/v1/webhooks/{id}', 'webhooks:read', false, false],
+  ['patch', '/api/v1/webhooks/{id}', 'webhooks:write', true, true],
+  ['delete', '/api/v1/webhooks/{id}', 'webhooks:write', false, true],
+  ['post', '/api/v1/webhooks/{id}/rotate-secret', 'webhooks:write', false, true],
+  ['post', '/api/v1/webhooks/{id}/test', 'webhooks:write', false, false],
+  ['get', '/api/v1/webhooks/{id}/deliveries', 'webhooks:read', false, false],
+  ['post', '/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', 'webhooks:write', false, false],
 ]
 
 let doc: any
@@ -35,14 +35,16 @@ describe('the webhook routes in /swagger/json', () => {
     expect(documented.sort()).toEqual(ROUTES.map(([method, path]) => `${method} ${path}`).sort())
   })
 
-  test('credentials: the session or a bearer key, no OAuth scope; the refusals of a credential; the scope in words', () => {
-    for (const [method, path, scope] of ROUTES) {
+  test('credentials: the session, a bearer key or an OAuth token with the scope; the refusals of a credential; the held changes', () => {
+    for (const [method, path, scope, , held] of ROUTES) {
       const op = doc.paths[path][method]
       const where = `${method} ${path}`
-      expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }])
-      expect(op['x-scopes'], where).toBeUndefined()
+      expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: [scope] }])
+      expect(op['x-scopes'], where).toEqual([scope])
+      expect(op.description.includes('Policy operation `webhooks.change`'), where).toBe(held)
+      expect(Boolean(op.responses['202']), where).toBe(held)
       expect(codesAt(op, '401'), where).toContain('UNAUTHORIZED')
-      expect(codesAt(op, '403').sort(), where).toEqual(method === 'get' ? ['HUMAN_ONLY', 'INSUFFICIENT_SCOPE'] : ['CSRF_TOKEN_INVALID', 'HUMAN_ONLY', 'INSUFFICIENT_SCOPE'])
+      expect(codesAt(op, '403').sort(), where).toEqual(method === 'get' ? ['INSUFFICIENT_SCOPE'] : ['CSRF_TOKEN_INVALID', 'INSUFFICIENT_SCOPE'])
       expect(op.description, where).toContain(`\`${scope}\``)
     }
     for (const [method, path] of ROUTES.filter(([, path]) => path.includes('{id}'))) {
@@ -70,11 +72,11 @@ describe('the webhook routes in /swagger/json', () => {
     }
   })
 
-  test('a key may be given the webhook scopes, and they are no OAuth scopes', () => {
+  test('a key may be given the webhook scopes, and so may an OAuth client', () => {
     const create = doc.paths['/api/v1/account/keys'].post
     const scopes = JSON.stringify(schemaOf(create.requestBody.content['application/json'].schema.$ref).properties.scopes)
     expect(scopes).toContain('webhooks:read')
     expect(scopes).toContain('webhooks:write')
-    expect(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).not.toContain('webhooks:read')
+    expect(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(expect.arrayContaining(['webhooks:read', 'webhooks:write']))
   })
 })
