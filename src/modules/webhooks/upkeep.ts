@@ -19,7 +19,7 @@ export async function measureOutbox(db: Db, nowMs: number): Promise<void> {
   const [row] = await db
     .select({
       pending: sql<string>`count(*)`,
-      oldestDue: sql<string | null>`min(${webhookDeliveries.nextAttemptAt}) filter (where ${webhookDeliveries.nextAttemptAt} <= ${at})`,
+      oldestDue: sql<string | null>`min(${webhookDeliveries.nextAttemptAt}) filter (where ${webhookDeliveries.nextAttemptAt} <= ${at.toISOString()}::timestamptz)`,
     })
     .from(webhookDeliveries)
     .where(eq(webhookDeliveries.status, 'pending'))
