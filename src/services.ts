@@ -64,8 +64,8 @@ export interface BlocklistSourceFigures {
   prefixes: number
   failures: number
   blocked: number
-  /** When its last list was accepted (unix ms); undefined before the first. */
-  lastLoadedAt: number | undefined
+  /** When its source last answered with a list, read in full or confirmed unchanged (unix ms); undefined before the first. */
+  lastConfirmedAt: number | undefined
 }
 
 /** A link whose destinations were just written (created, changed): for checks that run afterwards. */

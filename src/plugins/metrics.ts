@@ -45,7 +45,7 @@ export function apiMetrics(services: Pick<Services, 'counters' | 'audit' | 'bloc
     lists().map((list) => ({ labels: { list: list.name }, value: list.hosts + list.prefixes })),
   )
   registry.gaugeFrom('linkservice_blocklist_age_seconds', 'Seconds since each block list was last accepted (read, fetched, or confirmed unchanged); -1 before its first', () =>
-    lists().map((list) => ({ labels: { list: list.name }, value: list.lastLoadedAt === undefined ? -1 : Math.round((services.now() - list.lastLoadedAt) / 1000) })),
+    lists().map((list) => ({ labels: { list: list.name }, value: list.lastConfirmedAt === undefined ? -1 : Math.round((services.now() - list.lastConfirmedAt) / 1000) })),
   )
   registry.counterFrom('linkservice_blocklist_failures_total', 'Block list reads or fetches that failed (the last good list is kept)', () =>
     lists().map((list) => ({ labels: { list: list.name }, value: list.failures })),

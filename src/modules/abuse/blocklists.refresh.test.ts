@@ -56,11 +56,11 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function make(blocklists: Partial<BlocklistConfig>) {
+function make(blocklists: Partial<BlocklistConfig>, now?: () => number) {
   const lines: string[] = []
   const changes: BlocklistChange[] = []
   const config = { blocklists: { files: [], urls: [], refreshMs: 3_600_000, allowHttpLoopback: true, allowlistHosts: [], ...blocklists } }
-  const made = createBlocklists(config, { log: (line) => lines.push(line) })
+  const made = createBlocklists(config, { log: (line) => lines.push(line), now })
   made.onChange((change) => void changes.push(change))
   started.push(made)
   return { blocklists: made, lines, changes }
@@ -69,17 +69,19 @@ function make(blocklists: Partial<BlocklistConfig>) {
 const blocked = (blocklists: Blocklists, url: string) => !blocklists.check(url).allowed
 
 describe('a list URL', () => {
-  test('is fetched at start, and a refresh asks If-None-Match: a 304 keeps the list', async () => {
+  test('is fetched at start, and a refresh asks If-None-Match: a 304 keeps the list and counts as confirmed', async () => {
     Object.assign(served, { body: 'evil.example\n', etag: '"v1"' })
-    const { blocklists, changes } = make({ urls: [listUrl] })
+    let clock = 1_000_000
+    const { blocklists, changes } = make({ urls: [listUrl] }, () => clock)
     await blocklists.start()
+    clock += 60_000
     expect(blocked(blocklists, 'https://evil.example/')).toBe(true)
     expect(changes).toEqual([{ kind: 'rescan', reason: 'start' }])
     await blocklists.refresh()
     expect(served.requests).toEqual([{ ifNoneMatch: null, ifModifiedSince: null }, { ifNoneMatch: '"v1"', ifModifiedSince: null }])
     expect(blocked(blocklists, 'https://evil.example/')).toBe(true)
     const [status] = blocklists.status().sources
-    expect(status).toMatchObject({ loads: 1, notModified: 1, failures: 0, hosts: 1 })
+    expect(status).toMatchObject({ loads: 1, notModified: 1, failures: 0, hosts: 1, lastLoadedAt: 1_000_000, lastConfirmedAt: 1_060_000 })
     expect(changes).toHaveLength(1)
   })
 

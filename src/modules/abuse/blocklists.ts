@@ -27,7 +27,7 @@ import { fetchList, type Resolve, type Validators } from './list-fetch'
 import { ListParser, type ListFormat } from './list-formats'
 import { addedEntries, match, NO_LISTS, SourceBuilder, type Added, type Snapshot } from './matcher'
 import { hasUserInfo, listHost, matchKey, parseUrl } from './normalize'
-import { Slices } from './slices'
+import { SLICE_MS, Slices } from './slices'
 
 /** After a failed refresh, the next comes this soon (or at BLOCKLIST_REFRESH if sooner); URLhaus asks for no more than one fetch in 5 minutes. */
 export const RETRY_AFTER_FAILURE_MS = 5 * 60_000
@@ -55,7 +55,10 @@ export interface SourceStatus {
   failures: number
   /** Destinations this source refused (check() calls). */
   blocked: number
+  /** When its list was last read in full and accepted (unix ms). */
   lastLoadedAt: number | undefined
+  /** When the source last answered with a list: read in full, or confirmed unchanged (a 304, the same file). */
+  lastConfirmedAt: number | undefined
   lastError: string | undefined
 }
 
@@ -109,7 +112,7 @@ function shownUrl(text: string): string {
 
 function newSource(kind: 'file' | 'url', location: string): Source {
   const name = kind === 'file' ? `file:${location}` : `url:${shownUrl(location)}`
-  const status: SourceStatus = { name, format: undefined, hosts: 0, prefixes: 0, skippedLines: 0, loads: 0, notModified: 0, failures: 0, blocked: 0, lastLoadedAt: undefined, lastError: undefined }
+  const status: SourceStatus = { name, format: undefined, hosts: 0, prefixes: 0, skippedLines: 0, loads: 0, notModified: 0, failures: 0, blocked: 0, lastLoadedAt: undefined, lastConfirmedAt: undefined, lastError: undefined }
   return { status, kind, location, validators: {}, stamp: undefined }
 }
 
@@ -174,8 +177,12 @@ export function createBlocklists(config: { blocklists: BlocklistConfig }, deps: 
     const began = now()
     try {
       const body = await read(source)
-      if (body === null) return true
-      const slices = new Slices()
+      if (body === null) {
+        status.lastConfirmedAt = now()
+        return true
+      }
+      // At start nothing is served yet: full speed. A refresh rests between slices (slices.ts).
+      const slices = new Slices(SLICE_MS, announce)
       const builder = new SourceBuilder()
       const parser = new ListParser(builder, slices)
       for await (const text of body.text) await parser.push(text)
@@ -185,7 +192,7 @@ export function createBlocklists(config: { blocklists: BlocklistConfig }, deps: 
       if (stopped) return true
       snapshot = { allow: snapshot.allow, sources: snapshot.sources.map((old, i) => (i === index ? lists : old)) }
       body.accepted()
-      Object.assign(status, { format: summary.format, hosts: lists.hosts.size, prefixes: lists.prefixCount, skippedLines: summary.skipped, lastLoadedAt: now(), lastError: undefined })
+      Object.assign(status, { format: summary.format, hosts: lists.hosts.size, prefixes: lists.prefixCount, skippedLines: summary.skipped, lastLoadedAt: now(), lastConfirmedAt: now(), lastError: undefined })
       status.loads++
       const skipped = summary.skipped > 0 ? `, ${summary.skipped} lines skipped (the first is line ${summary.firstSkipped})` : ''
       const fresh = added === undefined ? '' : added === null ? `; over ${MAX_LISTED_CHANGES} new entries` : `; ${added.hosts.length + added.prefixes.length} new entries`
