@@ -41,7 +41,11 @@ export interface ClickEvent {
   country: string
   /** The destination served, for its UTM snapshot. */
   url: string
-  /** How a routed link chose the destination (`rule:<id>`, `ab:<id>`); absent: DEFAULT_ROUTE. */
+  /**
+   * How a routed link chose the destination (`rule:<id>`, `ab:<id>`); undefined or absent: DEFAULT_ROUTE.
+   * The redirector always sets the key, undefined where it served the link's own URL, so its clicks
+   * all have one shape.
+   */
   route?: string
 }
 

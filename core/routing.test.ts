@@ -200,6 +200,37 @@ describe('time windows, countries, order', () => {
     expect(pick(routing, { userAgent: USER_AGENTS[18]![0], country: 'DE' })).toBe('rule:de')
   })
 
+  test('an empty list: no device, country, language or IP holds it; an empty query list holds for every request', () => {
+    const iphone = USER_AGENTS[0]![0]
+    expect(pick({ rules: [{ id: 'd', url: 'https://d.example/', device: [] }] }, { userAgent: iphone })).toBe('default')
+    expect(pick({ rules: [{ id: 'c', url: 'https://c.example/', country: [] }] }, { country: 'DE' })).toBe('default')
+    expect(pick({ rules: [{ id: 'l', url: 'https://l.example/', language: [] }] }, { acceptLanguage: 'en' })).toBe('default')
+    expect(pick({ rules: [{ id: 'i', url: 'https://i.example/', ip: [] }] }, { ip: '203.0.113.1' })).toBe('default')
+    expect(pick({ rules: [{ id: 'i', url: 'https://i.example/', ip: ['not a block'] }] }, { ip: '203.0.113.1' })).toBe('default')
+    expect(pick({ rules: [{ id: 'q', url: 'https://q.example/', query: [] }] }, {})).toBe('rule:q')
+    expect(pick({ rules: [{ id: 'q', url: 'https://q.example/', query: [] }] }, { query: 'a=1' })).toBe('rule:q')
+  })
+
+  test('each fact is asked once however many rules ask for it', () => {
+    const rules: CachedRouting = {
+      rules: [
+        { id: 'ios', url: 'https://1.example/', device: ['ios'] },
+        { id: 'de', url: 'https://2.example/', country: ['DE'] },
+        { id: 'fr', url: 'https://3.example/', language: ['fr'] },
+        { id: 'ref', url: 'https://4.example/', query: [['ref', null]] },
+        { id: 'lan', url: 'https://5.example/', ip: ['10.0.0.0/8'] },
+        { id: 'android', url: 'https://6.example/', device: ['android'] },
+        { id: 'at', url: 'https://7.example/', country: ['AT'] },
+        { id: 'es', url: 'https://8.example/', language: ['es'] },
+        { id: 'src', url: 'https://9.example/', query: [['src', null]] },
+        { id: 'office', url: 'https://10.example/', ip: ['203.0.113.0/24'] },
+      ],
+    }
+    const facts = visitor({ userAgent: 'curl/8.5.0', country: 'US', acceptLanguage: 'en', query: 'x=1', ip: '203.0.113.7' })
+    expect(pickRoute(compileRouting(rules), facts, NOW, noBucket)?.route).toBe('rule:office')
+    expect(facts.asked).toEqual(['userAgent', 'country', 'acceptLanguage', 'query', 'ip'])
+  })
+
   test('a fact no rule asks for is never worked out', () => {
     const facts = visitor({ userAgent: USER_AGENTS[0]![0], country: 'DE' })
     pickRoute(compileRouting({ rules: [{ id: 'ios', url: 'https://i.example/', device: ['ios'] }] }), facts, NOW, noBucket)
@@ -247,6 +278,16 @@ describe('A/B split', () => {
       counts[route] = (counts[route] ?? 0) + 1
     }
     expect(Math.abs((counts['ab:c'] ?? 0) / 20 - 50), JSON.stringify(counts)).toBeLessThanOrEqual(5)
+  })
+
+  test('a visitor keeps the place every release has given it: sticky variants survive an upgrade', () => {
+    const seed = bucketSeed('a secret')
+    expect(seed).toBe(12109479648146132749n)
+    expect(visitorBucket(seed, '198.51.100.1', '')).toBe(53.58)
+    expect(visitorBucket(seed, '203.0.113.9', 'Mozilla/5.0 (iPhone)')).toBe(88.23)
+    expect(visitorBucket(seed, '2001:db8::1', 'curl/8.5.0')).toBe(98.28)
+    expect(visitorBucket(seed, '::ffff:127.0.0.1', '')).toBe(88.27)
+    expect(visitorBucket(0n, '127.0.0.1', '')).toBe(36.05)
   })
 
   test('another secret places visitors elsewhere; the place is in [0, 100)', () => {

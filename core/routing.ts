@@ -59,6 +59,7 @@ export interface RoutePick {
   url: string
 }
 
+/** An address block as parseCidr gives it (the API checks a rule's blocks with it). */
 interface Cidr {
   v4: boolean
   /** The address as 32-bit words (1 for IPv4, 4 for IPv6) and the prefix length. */
@@ -66,151 +67,202 @@ interface Cidr {
   bits: number
 }
 
-interface CompiledRule {
-  route: string
-  url: string
-  device?: Set<Device>
-  country?: Set<string>
-  /** Language conditions: a bare primary tag matches its subtags, a tag with a region only itself. */
-  primary?: Set<string>
-  exact?: Set<string>
-  query?: [string, string | null][]
-  ip?: Cidr[]
-  after?: number
-  before?: number
-}
+/**
+ * How the matcher holds a link's routing. A routed redirect reads the routing of its link, which lies
+ * in memory among those of thousands of other links, so each object it touches is likely a cache miss:
+ * over a thousand 10-rule links, reaching a routing spread over objects cost the redirect more than
+ * checking its rules did. So what it reads lies in one array, front to back: a row of ROW slots per
+ * rule, then the country codes and IP blocks the rows point to, then the A/B test's [cumulative
+ * weight, pick] pairs.
+ */
+type Slot = number | RoutePick | Set<string> | [string, string | null][] | null
+
+// A rule's row: its time window [AFTER, BEFORE) in Unix ms (-Infinity and Infinity where open); its
+// devices as a bit mask of DEVICES (DEVICE_MASK); the ranges [COUNTRIES, COUNTRIES_END) of its country
+// codes (countryNumber) and [BLOCKS, BLOCKS_END) of its IP blocks (BLOCK slots each: family 4 or 6,
+// prefix length, four 32-bit words); its LANGUAGES (a Set of lower-case tags, read only when the request
+// has an Accept-Language) and QUERY pairs (at least one, read only when it has a query); its PICK.
+// ABSENT, or null for the objects, marks a condition the rule does not have.
+const AFTER = 0
+const BEFORE = 1
+const DEVICE_MASK = 2
+const COUNTRIES = 3
+const COUNTRIES_END = 4
+const BLOCKS = 5
+const BLOCKS_END = 6
+const LANGUAGES = 7
+const QUERY = 8
+const PICK = 9
+const ROW = 10
+const BLOCK = 6
+const ABSENT = -1
 
 export interface CompiledRouting {
-  rules: CompiledRule[]
-  ab?: { routes: string[]; urls: string[]; /** Cumulative weights out of 100. */ upTo: number[]; sticky: boolean }
+  /** The rows, the data they point to and the A/B pairs, as laid out above. */
+  program: Slot[]
+  ruleCount: number
+  /** Where the A/B pairs start: program.length when no test runs. */
+  variantsFrom: number
+  /** Whether a visitor keeps its variant (a keyed hash) rather than drawing one per click. */
+  sticky: boolean
   /** Whether any rule asks for the country (the redirector then loads the IP-to-country table). */
   usesCountry: boolean
+  /** Each rule's pick, in order (the program's own objects). */
+  rules: RoutePick[]
+  /** The running A/B test as compiled (its picks are the program's). */
+  ab?: { picks: RoutePick[]; /** Cumulative weights out of 100. */ upTo: number[]; sticky: boolean }
 }
 
 export function compileRouting(routing: CachedRouting): CompiledRouting {
-  const rules = (routing.rules ?? []).map(compileRule)
+  const given = routing.rules ?? []
+  const program: Slot[] = new Array<Slot>(given.length * ROW).fill(ABSENT)
+  for (let i = 0; i < given.length; i++) compileRule(given[i]!, program, i * ROW)
+  const variantsFrom = program.length
   let ab: CompiledRouting['ab']
   if (routing.ab && routing.ab.variants.length > 0) {
     let total = 0
-    ab = { routes: [], urls: [], upTo: [], sticky: routing.ab.sticky }
+    ab = { picks: [], upTo: [], sticky: routing.ab.sticky }
     for (const variant of routing.ab.variants) {
+      const pick = { route: `ab:${variant.id}`, url: variant.url }
       total += variant.weight
-      ab.routes.push(`ab:${variant.id}`)
-      ab.urls.push(variant.url)
+      ab.picks.push(pick)
       ab.upTo.push(total)
+      program.push(total, pick)
     }
   }
-  return { rules, ab, usesCountry: rules.some((rule) => rule.country !== undefined) }
+  return {
+    program,
+    ruleCount: given.length,
+    variantsFrom,
+    sticky: ab?.sticky ?? false,
+    usesCountry: given.some((rule) => rule.country !== undefined),
+    rules: given.map((_, i) => program[i * ROW + PICK] as RoutePick),
+    ab,
+  }
 }
 
-/**
- * Every field set, undefined where the rule has no such condition: all compiled rules then share one
- * object shape, so the matcher's property reads stay monomorphic however the rules differ.
- */
-function compileRule(rule: CachedRule): CompiledRule {
-  let primary: Set<string> | undefined
-  let exact: Set<string> | undefined
-  if (rule.language) {
-    primary = new Set()
-    exact = new Set()
-    for (const tag of rule.language.map((l) => l.toLowerCase())) (tag.includes('-') ? exact : primary).add(tag)
+/** Fills the rule's row at `row` of `program`, appending its country codes and blocks. */
+function compileRule(rule: CachedRule, program: Slot[], row: number): void {
+  program[row + AFTER] = rule.after ?? -Infinity
+  program[row + BEFORE] = rule.before ?? Infinity
+  if (rule.device) program[row + DEVICE_MASK] = rule.device.reduce((mask, device) => mask | deviceBit(device), 0)
+  if (rule.country) {
+    program[row + COUNTRIES] = program.length
+    for (const code of rule.country) program.push(countryNumber(code.toUpperCase(), RULE_OTHER_LENGTH))
+    program[row + COUNTRIES_END] = program.length
   }
-  return {
-    route: `rule:${rule.id}`,
-    url: rule.url,
-    device: rule.device && new Set(rule.device),
-    country: rule.country && new Set(rule.country.map((c) => c.toUpperCase())),
-    primary,
-    exact,
-    query: rule.query,
-    ip: rule.ip?.map(parseCidr).filter((cidr): cidr is Cidr => cidr !== null),
-    after: rule.after,
-    before: rule.before,
+  if (rule.ip) {
+    program[row + BLOCKS] = program.length
+    for (const text of rule.ip) {
+      const cidr = parseCidr(text)
+      if (cidr !== null) program.push(cidr.v4 ? 4 : 6, cidr.bits, cidr.words[0]!, cidr.words[1] ?? 0, cidr.words[2] ?? 0, cidr.words[3] ?? 0)
+    }
+    program[row + BLOCKS_END] = program.length
   }
+  program[row + LANGUAGES] = rule.language ? new Set(rule.language.map((l) => l.toLowerCase())) : null
+  program[row + QUERY] = rule.query && rule.query.length > 0 ? rule.query : null
+  program[row + PICK] = { route: `rule:${rule.id}`, url: rule.url }
 }
 
 /**
  * The destination for this visitor at `now`, or null for the link's own URL. `bucket` gives the
- * sticky visitor's place in [0, 100) (keyed hash of address and User-Agent: the redirector's).
+ * sticky visitor's place in [0, 100) (keyed hash of address and User-Agent: the redirector's); it is
+ * handed the visitor, so a caller passes one function rather than a closure per request. The pick
+ * returned is the compiled routing's own object: read it, never change it.
  */
-export function pickRoute(routing: CompiledRouting, visitor: VisitorFacts, now: number, bucket: () => number): RoutePick | null {
-  const facts = new LazyFacts(visitor)
-  for (const rule of routing.rules) {
-    if (matches(rule, facts, now)) return { route: rule.route, url: rule.url }
+export function pickRoute<V extends VisitorFacts>(routing: CompiledRouting, visitor: V, now: number, bucket: (visitor: V) => number): RoutePick | null {
+  if (routing.ruleCount > 0) {
+    const pick = firstRule(routing, visitor, now)
+    if (pick !== null) return pick
   }
-  const ab = routing.ab
-  if (!ab) return null
-  const place = ab.sticky ? bucket() : Math.random() * 100
-  for (let i = 0; i < ab.upTo.length; i++) {
-    if (place < ab.upTo[i]!) return { route: ab.routes[i]!, url: ab.urls[i]! }
+  const { program, variantsFrom } = routing
+  if (variantsFrom === program.length) return null
+  const place = routing.sticky ? bucket(visitor) : Math.random() * 100
+  for (let at = variantsFrom; at < program.length; at += 2) {
+    if (place < (program[at] as number)) return program[at + 1] as RoutePick
   }
-  return { route: ab.routes[ab.routes.length - 1]!, url: ab.urls[ab.urls.length - 1]! }
+  return program[program.length - 1] as RoutePick
 }
 
-/** Each fact computed once per request, and only when a rule asks for it. */
-class LazyFacts {
-  private devices?: Set<Device>
-  private languages?: { tag: string; primary: string }[]
-  private params?: URLSearchParams | null
-  private address?: Cidr | null
-  private countryCode?: string
-
-  constructor(readonly visitor: VisitorFacts) {}
-
-  device(): Set<Device> {
-    return (this.devices ??= devicesOf(this.visitor.userAgent()))
-  }
-
-  country(): string {
-    return (this.countryCode ??= this.visitor.country().toUpperCase())
-  }
-
-  language(): { tag: string; primary: string }[] {
-    return (this.languages ??= acceptedLanguages(this.visitor.acceptLanguage()))
-  }
-
-  /** Null for an empty query: no parameter is present, so no query condition holds. */
-  query(): URLSearchParams | null {
-    if (this.params === undefined) {
-      const query = this.visitor.query()
-      this.params = query === '' ? null : new URLSearchParams(query)
+/**
+ * The first rule whose conditions all hold, in the order the conditions are listed. Each fact is worked
+ * out once, when a rule first asks for it, into a local: nothing is allocated to hold them. Plain
+ * loops, no callbacks: this runs for every rule of every routed redirect.
+ */
+function firstRule(routing: CompiledRouting, visitor: VisitorFacts, now: number): RoutePick | null {
+  const program = routing.program
+  const end = routing.ruleCount * ROW
+  let devices = ABSENT
+  let country: number | undefined
+  let languages: readonly AcceptedLanguage[] | undefined
+  // Null: an empty query, where no parameter is present.
+  let params: URLSearchParams | null | undefined
+  // 4 or 6 once the address is in VISITOR_WORDS, 0 when it is none.
+  let family = ABSENT
+  for (let row = 0; row < end; row += ROW) {
+    if (now < (program[row + AFTER] as number) || now >= (program[row + BEFORE] as number)) continue
+    const mask = program[row + DEVICE_MASK] as number
+    if (mask !== ABSENT) {
+      if (devices === ABSENT) devices = deviceMask(visitor.userAgent())
+      if ((mask & devices) === 0) continue
     }
-    return this.params
+    if (program[row + COUNTRIES] !== ABSENT) {
+      country ??= countryNumber(visitor.country().toUpperCase(), VISITOR_OTHER_LENGTH)
+      if (!includes(program, program[row + COUNTRIES] as number, program[row + COUNTRIES_END] as number, country)) continue
+    }
+    const tags = program[row + LANGUAGES] as Set<string> | null
+    if (tags !== null) {
+      languages ??= acceptedLanguages(visitor.acceptLanguage())
+      if (!languageMatches(tags, languages)) continue
+    }
+    const pairs = program[row + QUERY] as [string, string | null][] | null
+    if (pairs !== null) {
+      if (params === undefined) {
+        const query = visitor.query()
+        params = query === '' ? null : new URLSearchParams(query)
+      }
+      if (params === null || !queryMatches(pairs, params)) continue
+    }
+    if (program[row + BLOCKS] !== ABSENT) {
+      if (family === ABSENT) family = addressWords(visitor.ip(), VISITOR_WORDS)
+      if (!inSomeBlock(family, VISITOR_WORDS, program, program[row + BLOCKS] as number, program[row + BLOCKS_END] as number)) continue
+    }
+    return program[row + PICK] as RoutePick
   }
-
-  ip(): Cidr | null {
-    if (this.address === undefined) this.address = parseAddress(this.visitor.ip())
-    return this.address
-  }
+  return null
 }
 
-// Plain loops and no callbacks from here on: this runs for every rule of every routed redirect.
-function matches(rule: CompiledRule, facts: LazyFacts, now: number): boolean {
-  if (rule.after !== undefined && now < rule.after) return false
-  if (rule.before !== undefined && now >= rule.before) return false
-  if (rule.device !== undefined && !someOf(rule.device, facts.device())) return false
-  if (rule.country !== undefined && !rule.country.has(facts.country())) return false
-  if (rule.primary !== undefined && !languageMatches(rule.primary, rule.exact!, facts.language())) return false
-  if (rule.query !== undefined && !queryMatches(rule.query, facts.query())) return false
-  if (rule.ip !== undefined && !inSomeBlock(facts.ip(), rule.ip)) return false
-  return true
-}
+/** The visitor's address words while firstRule runs: it never re-enters, so one buffer serves every call. */
+const VISITOR_WORDS = new Uint32Array(4)
 
-function someOf<T>(wanted: Set<T>, have: Set<T>): boolean {
-  for (const value of have) if (wanted.has(value)) return true
+function includes(values: Slot[], from: number, to: number, value: number): boolean {
+  for (let i = from; i < to; i++) if (values[i] === value) return true
   return false
 }
 
-function languageMatches(primary: Set<string>, exact: Set<string>, accepted: { tag: string; primary: string }[]): boolean {
+/**
+ * A country code as one number: '' as 0, two UTF-16 units as 65536 * first + second + 1, any other
+ * length as `other`. A rule's other lengths and a visitor's differ, so they never match: a visitor's
+ * country is '' or two letters (VisitorFacts), a rule's two letters (the API checks it).
+ */
+function countryNumber(code: string, other: number): number {
+  if (code.length === 0) return 0
+  return code.length === 2 ? code.charCodeAt(0) * 65_536 + code.charCodeAt(1) + 1 : other
+}
+const RULE_OTHER_LENGTH = -2
+const VISITOR_OTHER_LENGTH = -3
+
+/** Whether a bare tag matches the primary tag of an accepted language, or a tag with a region the whole of it. */
+function languageMatches(tags: Set<string>, accepted: readonly AcceptedLanguage[]): boolean {
+  // A primary tag holds no "-" and a tag with a region does, so one set answers both questions.
   for (let i = 0; i < accepted.length; i++) {
-    if (primary.has(accepted[i]!.primary) || exact.has(accepted[i]!.tag)) return true
+    if (tags.has(accepted[i]!.primary) || tags.has(accepted[i]!.tag)) return true
   }
   return false
 }
 
 /** Every [name, value] present (a null value: present with any value). */
-function queryMatches(wanted: [string, string | null][], params: URLSearchParams | null): boolean {
-  if (params === null) return wanted.length === 0
+function queryMatches(wanted: [string, string | null][], params: URLSearchParams): boolean {
   for (let i = 0; i < wanted.length; i++) {
     const [name, value] = wanted[i]!
     if (value === null ? !params.has(name) : !params.getAll(name).includes(value)) return false
@@ -218,28 +270,33 @@ function queryMatches(wanted: [string, string | null][], params: URLSearchParams
   return true
 }
 
-function inSomeBlock(address: Cidr | null, blocks: Cidr[]): boolean {
-  if (address === null) return false
-  for (let i = 0; i < blocks.length; i++) if (inBlock(address, blocks[i]!)) return true
-  return false
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Devices from the User-Agent: substring tests on the product tokens every browser sends, memoised per
-// User-Agent (a site's traffic repeats a few thousand of them).
+// User-Agent (a site's traffic repeats a few thousand of them), as a bit mask of DEVICES.
 
 const DEVICE_MEMO_SIZE = 4_096
-const deviceMemo = new Map<string, Set<Device>>()
+const deviceMemo = new Map<string, number>()
+
+function deviceBit(device: string): number {
+  const index = (DEVICES as readonly string[]).indexOf(device)
+  return index < 0 ? 0 : 1 << index
+}
 
 /** The devices a User-Agent belongs to: a platform (ios, android, windows, macos, linux, chromeos) and its kind (mobile or desktop). */
 export function devicesOf(userAgent: string): Set<Device> {
-  let devices = deviceMemo.get(userAgent)
-  if (devices === undefined) {
-    devices = classify(userAgent)
+  const mask = deviceMask(userAgent)
+  return new Set(DEVICES.filter((device) => (mask & deviceBit(device)) !== 0))
+}
+
+/** devicesOf as a bit mask of DEVICES. */
+function deviceMask(userAgent: string): number {
+  let mask = deviceMemo.get(userAgent)
+  if (mask === undefined) {
+    mask = classify(userAgent)
     if (deviceMemo.size >= DEVICE_MEMO_SIZE) deviceMemo.clear()
-    deviceMemo.set(userAgent, devices)
+    deviceMemo.set(userAgent, mask)
   }
-  return devices
+  return mask
 }
 
 const IOS = /\b(iPhone|iPad|iPod)\b/
@@ -250,31 +307,32 @@ const WINDOWS = /\bWindows\b/
 const MACOS = /\bMacintosh\b|\bMac OS X\b/
 const LINUX = /\bLinux\b|\bX11\b/
 
-function classify(userAgent: string): Set<Device> {
-  const devices = new Set<Device>()
+function classify(userAgent: string): number {
   const ios = IOS.test(userAgent)
   const android = !ios && ANDROID.test(userAgent)
-  if (ios) devices.add('ios')
-  if (android) devices.add('android')
-  const mobile = ios || android || OTHER_MOBILE.test(userAgent)
-  if (mobile) {
-    devices.add('mobile')
-    return devices
-  }
-  if (CHROMEOS.test(userAgent)) devices.add('chromeos')
-  else if (WINDOWS.test(userAgent)) devices.add('windows')
-  else if (MACOS.test(userAgent)) devices.add('macos')
-  else if (LINUX.test(userAgent)) devices.add('linux')
-  if (devices.size > 0) devices.add('desktop')
-  return devices
+  if (ios || android || OTHER_MOBILE.test(userAgent)) return deviceBit('mobile') | (ios ? deviceBit('ios') : 0) | (android ? deviceBit('android') : 0)
+  let platform = 0
+  if (CHROMEOS.test(userAgent)) platform = deviceBit('chromeos')
+  else if (WINDOWS.test(userAgent)) platform = deviceBit('windows')
+  else if (MACOS.test(userAgent)) platform = deviceBit('macos')
+  else if (LINUX.test(userAgent)) platform = deviceBit('linux')
+  return platform === 0 ? 0 : platform | deviceBit('desktop')
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Accept-Language (RFC 9110 12.5.4): tags with a q-value above zero; "*" names no language.
 
-export function acceptedLanguages(header: string): { tag: string; primary: string }[] {
-  const accepted: { tag: string; primary: string }[] = []
-  if (header === '') return accepted
+export interface AcceptedLanguage {
+  tag: string
+  primary: string
+}
+
+/** What a request without Accept-Language accepts: one shared empty list, nothing allocated. */
+const NO_LANGUAGES: readonly AcceptedLanguage[] = Object.freeze([])
+
+export function acceptedLanguages(header: string): readonly AcceptedLanguage[] {
+  if (header === '') return NO_LANGUAGES
+  const accepted: AcceptedLanguage[] = []
   for (const part of header.split(',', 50)) {
     const [rawTag, ...params] = part.split(';')
     const tag = rawTag!.trim().toLowerCase()
@@ -298,8 +356,10 @@ export function acceptedLanguages(header: string): { tag: string; primary: strin
 /** A block "address/bits" (a bare address: all its bits), or null when it is not one. */
 export function parseCidr(text: string): Cidr | null {
   const slash = text.indexOf('/')
-  const address = parseAddress(slash < 0 ? text : text.slice(0, slash))
-  if (address === null) return null
+  const words = new Uint32Array(4)
+  const family = addressWords(slash < 0 ? text : text.slice(0, slash), words)
+  if (family === 0) return null
+  const address: Cidr = family === 4 ? { v4: true, words: [words[0]!], bits: 32 } : { v4: false, words: [...words], bits: 128 }
   if (slash < 0) return address
   const raw = text.slice(slash + 1)
   if (!/^\d{1,3}$/.test(raw)) return null
@@ -310,31 +370,50 @@ export function parseCidr(text: string): Cidr | null {
   return { ...address, bits }
 }
 
-/** An address as a block of all its bits, or null. */
-function parseAddress(text: string): Cidr | null {
+/**
+ * An address into `words` (one word for IPv4, four for IPv6): its family, 4 or 6, or 0 when the text
+ * is no address. Nothing is allocated for an IPv4 client, the common case of every routed redirect
+ * with an IP rule; a dual-stack socket's ::ffff:a.b.c.d is the IPv4 address it is (the general IPv6
+ * parse below costs several times more).
+ */
+function addressWords(text: string, words: Uint32Array): 0 | 4 | 6 {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text
-  // Every routed redirect with an ip rule parses its client's address: IPv4 without split or regular
-  // expressions, and a dual-stack socket's ::ffff:a.b.c.d as the IPv4 address it is (the general IPv6
-  // parse below costs several times more).
   const four = ipv4Number(bare)
-  if (four >= 0) return { v4: true, words: [four], bits: 32 }
-  if (!bare.includes(':')) return null
+  if (four >= 0) {
+    words[0] = four
+    return 4
+  }
+  if (!bare.includes(':')) return 0
   if (bare.length > 7 && bare.slice(0, 7).toLowerCase() === '::ffff:') {
     const mapped = ipv4Number(bare.slice(7))
-    if (mapped >= 0) return { v4: true, words: [mapped], bits: 32 }
+    if (mapped >= 0) {
+      words[0] = mapped
+      return 4
+    }
   }
   const six = ipv6(bare.replace(/%.*$/, ''))
-  if (!six) return null
-  if (six.slice(0, 5).every((g) => g === 0) && six[5] === 0xffff) return { v4: true, words: [((six[6]! << 16) | six[7]!) >>> 0], bits: 32 }
-  return { v4: false, words: [0, 2, 4, 6].map((i) => ((six[i]! << 16) | six[i + 1]!) >>> 0), bits: 128 }
+  if (!six) return 0
+  if (six.slice(0, 5).every((g) => g === 0) && six[5] === 0xffff) {
+    words[0] = (six[6]! << 16) | six[7]!
+    return 4
+  }
+  for (let i = 0; i < 4; i++) words[i] = (six[2 * i]! << 16) | six[2 * i + 1]!
+  return 6
 }
 
-function inBlock(address: Cidr, block: Cidr): boolean {
-  if (address.v4 !== block.v4) return false
-  let left = block.bits
-  for (let i = 0; i < block.words.length && left > 0; i++, left -= 32) {
+/** Whether the address (`family`, `words`) lies in one of the blocks in [from, to) of `blocks`. */
+function inSomeBlock(family: number, words: Uint32Array, blocks: Slot[], from: number, to: number): boolean {
+  for (let at = from; at < to; at += BLOCK) {
+    if (blocks[at] === family && inBlock(words, blocks, at)) return true
+  }
+  return false
+}
+
+function inBlock(words: Uint32Array, blocks: Slot[], at: number): boolean {
+  let left = blocks[at + 1] as number
+  for (let i = 0; left > 0; i++, left -= 32) {
     const mask = left >= 32 ? 0xffffffff : (0xffffffff << (32 - left)) >>> 0
-    if (((address.words[i]! & mask) >>> 0) !== ((block.words[i]! & mask) >>> 0)) return false
+    if (((words[i]! & mask) >>> 0) !== (((blocks[at + 2 + i] as number) & mask) >>> 0)) return false
   }
   return true
 }
@@ -349,6 +428,10 @@ export function bucketSeed(secret: string): bigint {
   return BigInt.asUintN(64, BigInt(`0x${new Bun.CryptoHasher('sha256').update(`ab-bucket\n${secret}`).digest('hex').slice(0, 16)}`))
 }
 
+/**
+ * wyhash gives an unsigned 64-bit BigInt: its remainder by 10,000 is the one BigInt operation a sticky
+ * redirect pays (a place to two decimals, as every release has computed it).
+ */
 export function visitorBucket(seed: bigint, ip: string, userAgent: string): number {
-  return Number(BigInt.asUintN(64, BigInt(Bun.hash.wyhash(`${ip}\n${userAgent}`, seed))) % 10_000n) / 100
+  return Number((Bun.hash.wyhash(`${ip}\n${userAgent}`, seed) as bigint) % 10_000n) / 100
 }

@@ -133,6 +133,7 @@ export function withAttribution(url: string, clickId: string, sig: string): stri
 class Visit implements VisitorFacts {
   /** GET, and POST once the password is accepted: a click is recorded. HEAD redirects without one. */
   counted: boolean
+  readonly method: string
   now = 0
   /** The link's short domain (the default one or a verified custom one) and its cache-key prefix. */
   domain: string
@@ -144,11 +145,15 @@ class Visit implements VisitorFacts {
 
   constructor(
     readonly request: Request,
+    /** request.url and request.method, read once: each is a native getter that builds its string. */
+    readonly url: string,
     readonly alias: string,
+    method: string,
     readonly deps: RedirectDeps,
     readonly peer: Peer | undefined,
   ) {
-    this.counted = request.method === 'GET'
+    this.method = method
+    this.counted = method === 'GET'
     this.domain = deps.shortDomain
     this.keyPrefix = deps.keyPrefix
   }
@@ -173,7 +178,7 @@ class Visit implements VisitorFacts {
   }
 
   query(): string {
-    return queryOf(this.request.url)
+    return queryOf(this.url)
   }
 }
 
@@ -190,7 +195,7 @@ function respond(link: CachedLink | null, visit: Visit): Response | Promise<Resp
   if (closed) return closed
   if (loopsBack(link.url, visit.deps)) return loopDetectedPage()
   if (link.pw) return passwordGuard(link, visit)
-  if (visit.request.method === 'POST') return methodNotAllowedPage()
+  if (visit.method === 'POST') return methodNotAllowedPage()
   // A link without routing pays this one field check.
   const pick = link.r === undefined ? null : routeOf(link, visit)
   if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
@@ -207,22 +212,25 @@ function interstitial(link: CachedLink, visit: Visit): Response {
 
 /** Whether the request carries a valid Continue token of this link (from its warning page). */
 function continues(link: CachedLink, visit: Visit): boolean {
-  const token = new URLSearchParams(queryOf(visit.request.url)).get('continue')
+  const token = new URLSearchParams(queryOf(visit.url)).get('continue')
   return continueTokenValid(visit.deps.continueKey ?? PROCESS_CONTINUE_KEY, link.id, token, visit.now)
 }
 
 /**
- * Each record's routing compiled once. The L1 keeps decoded records, and keeps the same record across
- * its reloads while the stored text is unchanged (resolver.ts): a new record is a new key.
+ * Where a record keeps its compiled routing: a property of its own, not enumerable (no encoding or
+ * copy of the record sees it), so a routed redirect reads it straight from the record it already holds
+ * rather than looking it up elsewhere. The L1 keeps decoded records, and keeps the same record across
+ * its reloads while the stored text is unchanged (resolver.ts): a link is compiled once a version.
  */
-const compiled = new WeakMap<CachedLink, CompiledRouting>()
+const COMPILED = Symbol('compiled routing')
 
 /** Where this visitor goes on a routed link: a rule's or a variant's destination, or null for the link's URL. */
-function routeOf(link: CachedLink, visit: Visit): RoutePick | null {
-  let routing = compiled.get(link)
+function routeOf(link: CachedLink & { [COMPILED]?: CompiledRouting }, visit: Visit): RoutePick | null {
+  let routing = link[COMPILED]
   if (routing === undefined) {
     routing = compileRouting(link.r!)
-    compiled.set(link, routing)
+    // A record someone froze is compiled again each time: slower, still right.
+    if (Object.isExtensible(link)) Object.defineProperty(link, COMPILED, { value: routing })
     // The IP-to-country table loads once, in the background, when a rule first asks for countries.
     if (routing.usesCountry) void loadIpCountries()
   }
@@ -266,7 +274,7 @@ function closedPage(link: CachedLink, now: number): Response | null {
  * as the API returned it (checked again: it may have changed) redirects, counted.
  */
 function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Response> {
-  if (visit.request.method !== 'POST') return passwordPage()
+  if (visit.method !== 'POST') return passwordPage()
   return unlockWithForm(visit.request, link.id, visit.ip(), visit.deps.unlock).then((unlocked) => {
     if (unlocked instanceof Response) return unlocked
     // The visit ends here: it continues as the counted redirect of the link as unlocked, at this time.
@@ -324,7 +332,7 @@ function countedRedirect(link: CachedLink, visit: Visit, pick: RoutePick | null 
 async function inspectAnswer(visit: Visit): Promise<Response> {
   const { deps, request, alias, domain } = visit
   if (!deps.inspect || !deps.report) return unavailablePage()
-  const origin = request.url.slice(0, request.url.indexOf('/', request.url.indexOf('//') + 2))
+  const origin = visit.url.slice(0, visit.url.indexOf('/', visit.url.indexOf('//') + 2))
   const shortUrl = `${origin}/${alias}`
   let view
   try {
@@ -333,7 +341,7 @@ async function inspectAnswer(visit: Visit): Promise<Response> {
     return unavailablePage()
   }
   if (view === null) return notFoundPage()
-  if (request.method !== 'POST') return inspectPage(shortUrl, view)
+  if (visit.method !== 'POST') return inspectPage(shortUrl, view)
   const form = await readForm(request).catch(() => null)
   if (form === null) return inspectPage(shortUrl, view, 'The report could not be read; please send the form again.', 400)
   const ip = visit.ip()
@@ -376,7 +384,7 @@ export function handleRedirect(request: Request, deps: RedirectDeps, peer?: Peer
     if (alias === null) return isRoot(url) ? rootPage(url, deps) : notFoundPage()
     inspecting = true
   }
-  const visit = new Visit(request, alias, deps, peer)
+  const visit = new Visit(request, url, alias, method, deps, peer)
   // The default domain costs one comparison; another host must be a verified custom domain, whose name and
   // key prefix replace the default ones. There "health" is an alias like any other.
   if (deps.domains && !deps.domains.onDefaultDomain(url)) {

@@ -8,7 +8,7 @@
 // What an invalidation removes is gone at once: only a missed invalidation is served for longer, up to
 // twice the lifetime plus the time of one load.
 import { TtlCache } from '../core/ttl-cache'
-import { decodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../core/link-cache'
+import { decodeCachedLink, encodeCachedLink, INVALIDATION_CHANNEL, type CachedLink } from '../core/link-cache'
 import type { Resolve } from './internal-api'
 import type { LinkSource } from './source'
 
@@ -89,11 +89,11 @@ export class LinkResolver {
     const pending = this.inflight.get(key)
     if (pending) return pending
     const loading: Promise<CachedLink | null> = this.fetch(key, domain, alias).then(
-      (link) => {
-        if (this.inflight.get(key) === loading) {
-          this.inflight.delete(key)
-          this.l1.set(key, link, link ? this.options.l1TtlMs : this.options.negativeTtlMs, Date.now())
-        }
+      (loaded) => {
+        if (this.inflight.get(key) !== loading) return loaded
+        this.inflight.delete(key)
+        const link = unchanged(this.l1.entry(key)?.value, loaded)
+        this.l1.set(key, link, link ? this.options.l1TtlMs : this.options.negativeTtlMs, Date.now())
         return link
       },
       (error: unknown) => {
@@ -137,4 +137,14 @@ export class LinkResolver {
     }
     return link
   }
+}
+
+/**
+ * The record the L1 held, when a reload of a routed link brings the same one: the redirector compiles a
+ * record's routing once and keeps it with the record (handler.ts), so an unchanged link is not compiled
+ * again every L1 lifetime. Compared by their encodings; only on a reload, never per request.
+ */
+function unchanged(previous: CachedLink | null | undefined, loaded: CachedLink | null): CachedLink | null {
+  if (!previous || !loaded || previous === loaded || loaded.r === undefined) return loaded
+  return encodeCachedLink(previous) === encodeCachedLink(loaded) ? previous : loaded
 }

@@ -52,7 +52,7 @@ async function setup(extra: Partial<RedirectDeps> = {}) {
     const response = await handleRedirect(new Request(`http://${domain}${path}`, { ...init, headers: { 'x-test-ip': '198.51.100.1', ...headers } }), deps, peer)
     return { status: response.status, location: response.headers.get('location') }
   }
-  return { clicks, put, visit }
+  return { clicks, put, visit, resolver }
 }
 
 describe('a routed link at the redirector', () => {
@@ -86,6 +86,30 @@ describe('a routed link at the redirector', () => {
     await put('rules', routed({ r: { rules: [{ id: 'ios', url: 'https://apps.example/ios', device: ['ios'] }] } }))
     expect(await visit('/rules', { 'user-agent': DESKTOP })).toEqual({ status: 302, location: 'https://example.com/home' })
     expect(clicks[0]!.route).toBeUndefined()
+  })
+
+  test('every click has one shape: its route is undefined where the link\'s own URL was served', async () => {
+    const { clicks, put, visit } = await setup()
+    await put('plain', { v: 1, id: 'link_plain', url: 'https://example.com/plain' })
+    await put('r', routed())
+    await visit('/plain')
+    await visit('/r', { 'user-agent': IPHONE })
+    expect(clicks.map((c) => c.route)).toEqual([undefined, 'rule:ios'])
+    expect(Object.keys(clicks[0]!), JSON.stringify(clicks)).toEqual(Object.keys(clicks[1]!))
+  })
+
+  test('the routing compiled with a record stays out of its encoding, and a changed link is routed anew', async () => {
+    const { put, visit, resolver } = await setup()
+    const link = routed()
+    await put('c', link)
+    expect(await visit('/c', { 'user-agent': IPHONE })).toEqual({ status: 302, location: 'https://apps.example/ios' })
+    const key = linkCacheKey(domain, 'c')
+    const held = resolver.peek(key, Date.now(), domain, 'c')!
+    expect(Object.keys(held)).toEqual(Object.keys(link))
+    expect(encodeCachedLink(held)).toBe(encodeCachedLink(link))
+    await put('c', routed({ id: link.id, r: { rules: [{ id: 'ios', url: 'https://apps.example/ios-2', device: ['ios'] }] } }))
+    resolver.invalidate(key)
+    expect(await visit('/c', { 'user-agent': IPHONE })).toEqual({ status: 302, location: 'https://apps.example/ios-2' })
   })
 
   test('HEAD is routed without a click', async () => {
