@@ -13,7 +13,12 @@ export interface ScenarioResult {
   linksCreated: number | null
 }
 
-interface Target { scenario: string; target: string; measured: string; met: boolean }
+interface Target {
+  scenario: string
+  target: string
+  measured: string
+  met: boolean
+}
 
 const ms = (us: number) => us / 1000
 const runs = (r: ScenarioResult) => [r.full, r.pilot, r.half]
@@ -55,9 +60,19 @@ export function evaluate(results: ScenarioResult[]) {
     const linksPerS = by.bulk.full.rps * by.bulk.linksPerRequest
     targets.push({ scenario: 'bulk', target: '>= 20,000 links/s', measured: `${Math.round(linksPerS)} links/s`, met: linksPerS >= 20_000 })
   }
-  for (const [name, limitMs] of [['list-first', 20], ['list-deep', 20], ['stats', 100]] as const) {
+  for (const [name, limitMs] of [
+    ['list-first', 20],
+    ['list-deep', 20],
+    ['stats', 100],
+  ] as const) {
     const r = by[name]
-    if (r) targets.push({ scenario: name, target: `p99 < ${limitMs} ms at half rate`, measured: `${ms(r.half.latency.p99).toFixed(2)} ms at ${Math.round(r.half.rps)}/s`, met: ms(r.half.latency.p99) < limitMs })
+    if (r)
+      targets.push({
+        scenario: name,
+        target: `p99 < ${limitMs} ms at half rate`,
+        measured: `${ms(r.half.latency.p99).toFixed(2)} ms at ${Math.round(r.half.rps)}/s`,
+        met: ms(r.half.latency.p99) < limitMs,
+      })
   }
   return { targets, failures: results.flatMap(checks) }
 }
@@ -70,8 +85,11 @@ export function printSummary(s: { wrk: { threads: number; connections: number; b
     '',
     `management API benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} (bulk -c${s.wrk.bulkConnections}) -d${s.wrk.duration} per run; shared machine, figures indicative`,
     `${'scenario'.padEnd(12)}${'full req/s'.padStart(11)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'half req/s'.padStart(12)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}   cores at full rate`,
-    ...s.scenarios.map((r) => `${r.scenario.padEnd(12)}${n(r.full.rps).padStart(11)}${f(r.full.latency.p50)}${f(r.full.latency.p99)}${n(r.half.rps).padStart(12)}${f(r.half.latency.p50)}${f(r.half.latency.p99)}   ${cpu(r.full)}` +
-      (r.linksPerRequest > 1 ? `  (${n(r.full.rps * r.linksPerRequest)} links/s)` : '')),
+    ...s.scenarios.map(
+      (r) =>
+        `${r.scenario.padEnd(12)}${n(r.full.rps).padStart(11)}${f(r.full.latency.p50)}${f(r.full.latency.p99)}${n(r.half.rps).padStart(12)}${f(r.half.latency.p50)}${f(r.half.latency.p99)}   ${cpu(r.full)}` +
+        (r.linksPerRequest > 1 ? `  (${n(r.full.rps * r.linksPerRequest)} links/s)` : ''),
+    ),
     '',
     'targets (issue 22):',
     ...s.targets.map((t) => `  ${t.met ? 'met   ' : 'MISSED'} ${t.scenario.padEnd(12)} ${t.target.padEnd(30)} ${t.measured}`),

@@ -49,9 +49,17 @@ function parseOptions(args: string[]) {
   // Seeding (100,000 links, accounts over HTTP), the stats data set, three wrk runs per scenario.
   const timeoutMs = Math.max(600_000, 300_000 + scenarios.length * (2 * durationMs(duration) + 4_000) + (stats ? 600_000 : 0))
   return {
-    duration, scenarios, stats, timeoutMs,
-    connections: int('--connections', 32), threads: int('--threads', 1), accounts: int('--accounts', 200),
-    listLinks: int('--list-links', 100_000), deep: int('--deep', 90_000), bulkSize: int('--bulk-size', 100), bulkConnections: int('--bulk-connections', 4),
+    duration,
+    scenarios,
+    stats,
+    timeoutMs,
+    connections: int('--connections', 32),
+    threads: int('--threads', 1),
+    accounts: int('--accounts', 200),
+    listLinks: int('--list-links', 100_000),
+    deep: int('--deep', 90_000),
+    bulkSize: int('--bulk-size', 100),
+    bulkConnections: int('--bulk-connections', 4),
   }
 }
 
@@ -78,14 +86,25 @@ async function startApi(databaseUrl: string, redisUrl: string, clickhouseUrl: st
   const [port] = freePorts(1) as [number]
   const env = {
     ...process.env,
-    DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, CLICKHOUSE_URL: clickhouseUrl,
-    INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`, IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
-    PORT: String(port), PUBLIC_API_URL: `http://127.0.0.1:${port}`, SHORT_DOMAIN: 'sho.rt.bench',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    CLICKHOUSE_URL: clickhouseUrl,
+    INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
+    IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
+    PORT: String(port),
+    PUBLIC_API_URL: `http://127.0.0.1:${port}`,
+    SHORT_DOMAIN: 'sho.rt.bench',
     DATA_DIR: join(workDir, 'data'), // the audit spool: fresh, never a previous run's
-    PLAN_FREE_REQUESTS_PER_MINUTE: LIFTED, PLAN_PRO_REQUESTS_PER_MINUTE: LIFTED,
-    PLAN_FREE_LINKS_PER_MONTH: LIFTED, PLAN_PRO_LINKS_PER_MONTH: LIFTED,
+    PLAN_FREE_REQUESTS_PER_MINUTE: LIFTED,
+    PLAN_PRO_REQUESTS_PER_MINUTE: LIFTED,
+    PLAN_FREE_LINKS_PER_MONTH: LIFTED,
+    PLAN_PRO_LINKS_PER_MONTH: LIFTED,
   }
-  const api = startChild('api', [process.execPath, ...(process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}`] : []), join(ROOT, 'src/api.ts')], { env, logFile: join(workDir, 'api.log'), cwd: ROOT })
+  const api = startChild('api', [process.execPath, ...(process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}`] : []), join(ROOT, 'src/api.ts')], {
+    env,
+    logFile: join(workDir, 'api.log'),
+    cwd: ROOT,
+  })
   cleanup.push('api', () => api.stop())
   const url = `http://127.0.0.1:${port}`
   await waitFor(api, `${url}/health`, 60_000)
@@ -102,7 +121,12 @@ async function probe(url: string, name: string, request: PreparedRequest): Promi
 
 function requestsFor(scenario: Scenario, seeded: { accounts: BenchAccount[]; listKey: string; deepCursor: string; statsPath: string | null }): PreparedRequest[] {
   const { accounts } = seeded
-  const shorten = (token: string, i: number): PreparedRequest => ({ method: 'POST', path: '/api/v1/shorten', headers: { ...json, ...bearer(token) }, body: JSON.stringify({ url: `https://example.com/bench/${i}` }) })
+  const shorten = (token: string, i: number): PreparedRequest => ({
+    method: 'POST',
+    path: '/api/v1/shorten',
+    headers: { ...json, ...bearer(token) },
+    body: JSON.stringify({ url: `https://example.com/bench/${i}` }),
+  })
   switch (scenario) {
     case 'shorten-mk':
       return accounts.map((a, i) => shorten(a.key, i))
@@ -110,13 +134,16 @@ function requestsFor(scenario: Scenario, seeded: { accounts: BenchAccount[]; lis
       return accounts.map((a, i) => shorten(a.agentToken, i))
     case 'mcp-create':
       return accounts.map((a, i) => ({
-        method: 'POST', path: '/mcp',
+        method: 'POST',
+        path: '/mcp',
         headers: { ...json, ...bearer(a.agentToken), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_link', arguments: { url: `https://example.com/mcp/${i}` } } }),
       }))
     case 'bulk':
       return accounts.map((a, i) => ({
-        method: 'POST', path: '/api/v1/links/bulk', headers: { ...json, ...bearer(a.key) },
+        method: 'POST',
+        path: '/api/v1/links/bulk',
+        headers: { ...json, ...bearer(a.key) },
         body: JSON.stringify({ links: Array.from({ length: options.bulkSize }, (_, j) => ({ url: `https://example.com/bulk/${i}/${j}` })) }),
       }))
     case 'list-first':
@@ -176,7 +203,9 @@ async function main() {
     const created = linksPerRequest(scenario) ? (await countLinks(database.db, writers)) - before : null
     const result: ScenarioResult = { scenario, linksPerRequest: linksPerRequest(scenario), full, pilot, half, linksCreated: created }
     results.push(result)
-    log(`${scenario}: full ${Math.round(full.rps)}/s p50 ${(full.latency.p50 / 1000).toFixed(2)} ms p99 ${(full.latency.p99 / 1000).toFixed(2)} ms; half ${Math.round(half.rps)}/s p99 ${(half.latency.p99 / 1000).toFixed(2)} ms; 4xx/5xx ${full.errors.status + half.errors.status}${created === null ? '' : `; links created ${created}`}`)
+    log(
+      `${scenario}: full ${Math.round(full.rps)}/s p50 ${(full.latency.p50 / 1000).toFixed(2)} ms p99 ${(full.latency.p99 / 1000).toFixed(2)} ms; half ${Math.round(half.rps)}/s p99 ${(half.latency.p99 / 1000).toFixed(2)} ms; 4xx/5xx ${full.errors.status + half.errors.status}${created === null ? '' : `; links created ${created}`}`,
+    )
   }
 
   const evaluation = evaluate(results)

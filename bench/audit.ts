@@ -100,7 +100,9 @@ const micro = {
   recordMeanInBlocksUs: us(percentile(sortedCopy(blockNs), 0.5)),
   groupCommitPerEventUs: us(commitPerEventNs),
 }
-console.log(`record(): median ${micro.recordMedianUs} µs, p99 ${micro.recordP99Us} µs, p99.9 ${micro.recordP999Us} µs, max ${micro.recordMaxUs} µs over ${recordNs.length.toLocaleString('en')} calls timed one by one (clock included); ${micro.recordMeanInBlocksUs} µs a call timed in blocks of ${turn}`)
+console.log(
+  `record(): median ${micro.recordMedianUs} µs, p99 ${micro.recordP99Us} µs, p99.9 ${micro.recordP999Us} µs, max ${micro.recordMaxUs} µs over ${recordNs.length.toLocaleString('en')} calls timed one by one (clock included); ${micro.recordMeanInBlocksUs} µs a call timed in blocks of ${turn}`,
+)
 console.log(`group commit after the calls answered: ${micro.groupCommitPerEventUs} µs an event (turns of ${turn})`)
 
 // 2. A real request, plain and recorded. The per-key limit (120 a minute on Pro) would refuse most of
@@ -111,10 +113,17 @@ await database.migrate()
 const adapters = await openAdapters({ redisUrl: undefined })
 const app = createApi({
   config: parseConfig({
-    SHORT_DOMAIN: 'sho.rt', SHORT_BASE_URL: 'https://sho.rt', PUBLIC_API_URL: 'https://api.sho.rt', TRUSTED_IP_HEADER: 'x-bench-ip',
-    INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef', IP_HASH_SECRET: 'bench-ip-hash-secret-0123456789abcdef',
+    SHORT_DOMAIN: 'sho.rt',
+    SHORT_BASE_URL: 'https://sho.rt',
+    PUBLIC_API_URL: 'https://api.sho.rt',
+    TRUSTED_IP_HEADER: 'x-bench-ip',
+    INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef',
+    IP_HASH_SECRET: 'bench-ip-hash-secret-0123456789abcdef',
   }),
-  db: database.db, kv: adapters.kv, idempotency: adapters.idempotency, clickhouse,
+  db: database.db,
+  kv: adapters.kv,
+  idempotency: adapters.idempotency,
+  clickhouse,
   limiter: { hit: (k, limit, windowMs) => adapters.limiter.hit(`${k}#${Math.floor(hits++ / 100)}`, limit, windowMs), close: () => adapters.limiter.close() },
 })
 await database.db.insert(accounts).values({ id: account, email: 'bench-audit@example.test', plan: 'pro' })
@@ -130,8 +139,17 @@ async function request(recorded: boolean): Promise<{ latencyNs: number; cycleNs:
   if (response.status !== 200) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`)
   if (recorded) {
     recorder.record({
-      accountId: account, agentId: agent, via: 'rest', operation: 'tags.read', method: 'GET', path: new URL(url).pathname,
-      status: response.status, scopesUsed: ['tags:read'], durationMs: (Bun.nanoseconds() - t0) / 1e6, ip: headers['x-bench-ip'], at: arrived,
+      accountId: account,
+      agentId: agent,
+      via: 'rest',
+      operation: 'tags.read',
+      method: 'GET',
+      path: new URL(url).pathname,
+      status: response.status,
+      scopesUsed: ['tags:read'],
+      durationMs: (Bun.nanoseconds() - t0) / 1e6,
+      ip: headers['x-bench-ip'],
+      at: arrived,
     })
   }
   const latencyNs = Bun.nanoseconds() - t0
@@ -169,7 +187,13 @@ const summary = (variant: 'plain' | 'recorded') => {
 }
 const roundDifferences = runs.recorded.medians.map((m, i) => m - runs.plain.medians[i]!)
 const endToEnd = {
-  requests, rounds, route: 'GET /api/v1/tags', plain: summary('plain'), recorded: summary('recorded'), medianDifferenceUs: 0, cycleDifferenceUs: 0,
+  requests,
+  rounds,
+  route: 'GET /api/v1/tags',
+  plain: summary('plain'),
+  recorded: summary('recorded'),
+  medianDifferenceUs: 0,
+  cycleDifferenceUs: 0,
   medianOfRoundDifferencesUs: us(percentile(sortedCopy(roundDifferences), 0.5)),
 }
 endToEnd.medianDifferenceUs = Math.round((endToEnd.recorded.medianUs - endToEnd.plain.medianUs) * 100) / 100
@@ -179,7 +203,9 @@ for (const variant of ['plain', 'recorded'] as const) {
   const s = endToEnd[variant]
   console.log(`  ${variant.padEnd(8)} median ${s.medianUs} µs, p99 ${s.p99Us} µs, cycle (with the turn after) ${s.cycleMedianUs} µs; round medians ${s.roundMediansUs.join(', ')}`)
 }
-console.log(`  recorded − plain: ${endToEnd.medianDifferenceUs} µs (medians), ${endToEnd.medianOfRoundDifferencesUs} µs (median of the rounds' differences) on the call, ${endToEnd.cycleDifferenceUs} µs a cycle`)
+console.log(
+  `  recorded − plain: ${endToEnd.medianDifferenceUs} µs (medians), ${endToEnd.medianOfRoundDifferencesUs} µs (median of the rounds' differences) on the call, ${endToEnd.cycleDifferenceUs} µs a cycle`,
+)
 
 // Nothing lost: every recorded event is in ClickHouse once.
 const flushed = await recorder.flush(60_000)

@@ -13,7 +13,13 @@ describe('the synthetic list', () => {
   })
 
   test('two versions differ in exactly the replaced names', () => {
-    const [a, b] = [0, 1].map((g) => new TextDecoder().decode(listBody(1000, 100, g as 0 | 1)).trim().split('\n').slice(1))
+    const [a, b] = [0, 1].map((g) =>
+      new TextDecoder()
+        .decode(listBody(1000, 100, g as 0 | 1))
+        .trim()
+        .split('\n')
+        .slice(1),
+    )
     const inA = new Set(a)
     const added = b!.filter((name) => !inA.has(name))
     expect(a!.length).toBe(1000)

@@ -121,20 +121,22 @@ async function paced(job: LoadJob): Promise<Sample[]> {
     if (wait >= 1) await Bun.sleep(wait)
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${job.keys[i % job.keys.length]}` }
     const body = JSON.stringify({ url: `https://site-${job.tag}-${i}.example.org/page` })
-    pending.push((async () => {
-      const sent = performance.now()
-      const sample: Sample = { at: performance.timeOrigin + sent, ms: 0, status: 0 }
-      try {
-        const response = await fetch(`${job.url}/api/v1/shorten`, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) })
-        const text = await response.text()
-        sample.status = response.status
-        if (!response.ok) sample.error = /"error":"([A-Z_]+)"/.exec(text)?.[1] ?? text.slice(0, 80)
-      } catch (error) {
-        sample.error = (error as Error).name
-      }
-      sample.ms = performance.now() - sent
-      samples.push(sample)
-    })())
+    pending.push(
+      (async () => {
+        const sent = performance.now()
+        const sample: Sample = { at: performance.timeOrigin + sent, ms: 0, status: 0 }
+        try {
+          const response = await fetch(`${job.url}/api/v1/shorten`, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) })
+          const text = await response.text()
+          sample.status = response.status
+          if (!response.ok) sample.error = /"error":"([A-Z_]+)"/.exec(text)?.[1] ?? text.slice(0, 80)
+        } catch (error) {
+          sample.error = (error as Error).name
+        }
+        sample.ms = performance.now() - sent
+        samples.push(sample)
+      })(),
+    )
   }
   await Promise.all(pending)
   return samples
@@ -159,11 +161,13 @@ function memory(pid: number): { rssMb: number; peakMb: number } {
 
 /** The list loads the API logged (pino JSON: `time`, `msg`), with the load's own time from the line. */
 function loadLines(child: Child): Array<{ at: number; loadMs: number }> {
-  return readFileSync(child.logFile, 'utf8').split('\n').flatMap((line) => {
-    const entry = line.startsWith('{') ? (JSON.parse(line) as { time?: string; msg?: string }) : {}
-    const loaded = /^blocklists: url:.*: \d+ hosts and \d+ URL prefixes .* in (\d+) ms/.exec(entry.msg ?? '')
-    return loaded && entry.time ? [{ at: Date.parse(entry.time), loadMs: Number(loaded[1]) }] : []
-  })
+  return readFileSync(child.logFile, 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const entry = line.startsWith('{') ? (JSON.parse(line) as { time?: string; msg?: string }) : {}
+      const loaded = /^blocklists: url:.*: \d+ hosts and \d+ URL prefixes .* in (\d+) ms/.exec(entry.msg ?? '')
+      return loaded && entry.time ? [{ at: Date.parse(entry.time), loadMs: Number(loaded[1]) }] : []
+    })
 }
 
 /** Free accounts with an mk_ key each, made in Postgres as bench/api-seed.ts does; deleted (links with them) on cleanup. */
@@ -201,7 +205,8 @@ function listServer(bodies: readonly [Uint8Array, Uint8Array], hosts: number, re
   let version = 0
   let frozen = false
   const server = Bun.serve({
-    hostname: '127.0.0.1', port: 0,
+    hostname: '127.0.0.1',
+    port: 0,
     fetch() {
       if (frozen) return new Response(null, { status: 304, headers: { etag: `"v${version - 1}"` } })
       const served = version++
@@ -225,7 +230,16 @@ function watchTakedowns(db: Db, refreshes: Refresh[]) {
     const pending = refreshes.filter((r) => r.sentinel !== undefined && r.disabledAt === undefined)
     if (busy || pending.length === 0) return
     busy = true
-    const rows = await db.select({ alias: links.alias, state: links.state }).from(links).where(inArray(links.alias, pending.map((r) => r.sentinel!))).catch(() => [])
+    const rows = await db
+      .select({ alias: links.alias, state: links.state })
+      .from(links)
+      .where(
+        inArray(
+          links.alias,
+          pending.map((r) => r.sentinel!),
+        ),
+      )
+      .catch(() => [])
     for (const row of rows) if (row.state === 'disabled') pending.find((r) => r.sentinel === row.alias)!.disabledAt = Date.now()
     busy = false
   }, 250)
@@ -238,9 +252,13 @@ function options(args: string[]) {
   if (hosts > 3_000_000) throw new Error('--hosts: at most 3000000 (the synthetic names are distinct up to there)')
   if (int('--changed-percent', 1) > 100) throw new Error('--changed-percent: at most 100')
   return {
-    hosts, changedPercent: int('--changed-percent', 1), refresh: value('--refresh', '30s'),
-    durationS: durationMs(value('--duration', '150s')) / 1000, referenceS: durationMs(value('--reference', '20s')) / 1000,
-    rate: args.includes('--rate') ? int('--rate', 1) : null, accounts: int('--accounts', 20),
+    hosts,
+    changedPercent: int('--changed-percent', 1),
+    refresh: value('--refresh', '30s'),
+    durationS: durationMs(value('--duration', '150s')) / 1000,
+    referenceS: durationMs(value('--reference', '20s')) / 1000,
+    rate: args.includes('--rate') ? int('--rate', 1) : null,
+    accounts: int('--accounts', 20),
     profile: args.includes('--profile') ? value('--profile', '') : null,
   }
 }
@@ -263,12 +281,22 @@ async function measure(bench: ReturnType<typeof benchRun>, opts: ReturnType<type
     const [port] = freePorts(1) as [number]
     const child = startChild(name, [process.execPath, ...flags, join(ROOT, 'src/api.ts')], {
       env: {
-        ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, CLICKHOUSE_URL: chdb.url,
-        INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`, IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
-        PORT: String(port), PUBLIC_API_URL: `http://127.0.0.1:${port}`, SHORT_DOMAIN: 'sho.rt.bench', DATA_DIR: join(workDir, `data-${name}`),
-        PLAN_FREE_REQUESTS_PER_MINUTE: LIFTED, PLAN_FREE_LINKS_PER_MONTH: LIFTED, ...env,
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        CLICKHOUSE_URL: chdb.url,
+        INTERNAL_SECRET: `bench-internal-${crypto.randomUUID()}`,
+        IP_HASH_SECRET: `bench-iphash-${crypto.randomUUID()}`,
+        PORT: String(port),
+        PUBLIC_API_URL: `http://127.0.0.1:${port}`,
+        SHORT_DOMAIN: 'sho.rt.bench',
+        DATA_DIR: join(workDir, `data-${name}`),
+        PLAN_FREE_REQUESTS_PER_MINUTE: LIFTED,
+        PLAN_FREE_LINKS_PER_MONTH: LIFTED,
+        ...env,
       },
-      logFile: join(workDir, `${name}.log`), cwd: ROOT,
+      logFile: join(workDir, `${name}.log`),
+      cwd: ROOT,
     })
     cleanup.push(name, () => child.stop())
     return { child, url: `http://127.0.0.1:${port}` }
@@ -334,9 +362,19 @@ async function measure(bench: ReturnType<typeof benchRun>, opts: ReturnType<type
   }
   const memoryFigures = { noList: { atStart: bareAtStart, afterLoad: bareAfter }, list: { atStart: listAtStart, afterLoad: listAfter, rssMaxSampledMb: rssMaxMb } }
   return {
-    at: new Date().toISOString(), machine: { cpus: cpus().length, bun: Bun.version, loadAverage: loadavg() },
-    options: { ...opts, rate, fullRps, warmupS: WARMUP_S }, startup, memory: memoryFigures, noList, phases, apiCores,
-    refreshesInWindow: inWindow.length, refreshes: refreshFigures, timeline, slowest, checks,
+    at: new Date().toISOString(),
+    machine: { cpus: cpus().length, bun: Bun.version, loadAverage: loadavg() },
+    options: { ...opts, rate, fullRps, warmupS: WARMUP_S },
+    startup,
+    memory: memoryFigures,
+    noList,
+    phases,
+    apiCores,
+    refreshesInWindow: inWindow.length,
+    refreshes: refreshFigures,
+    timeline,
+    slowest,
+    checks,
   }
 }
 type Report = Awaited<ReturnType<typeof measure>>
@@ -351,7 +389,10 @@ function analyse(samples: Sample[], refreshes: Refresh[], loads: Array<{ at: num
     Object.assign(refresh, { swapAt: load?.at, loadMs: load?.loadMs })
   }
   const swapped = refreshes.filter((r) => r.swapAt !== undefined)
-  const windows: Window[] = swapped.flatMap((r) => [{ from: r.fetchAt, to: r.swapAt!, phase: 'refresh' as const }, { from: r.swapAt!, to: r.disabledAt ?? loadTo, phase: 'takedown' as const }])
+  const windows: Window[] = swapped.flatMap((r) => [
+    { from: r.fetchAt, to: r.swapAt!, phase: 'refresh' as const },
+    { from: r.swapAt!, to: r.disabledAt ?? loadTo, phase: 'takedown' as const },
+  ])
   const byPhase: Record<Phase, Sample[]> = { quiet: [], refresh: [], takedown: [] }
   for (const sample of samples) byPhase[phaseOf(sample, windows)].push(sample)
   const inWindow = swapped.filter((r) => r.swapAt! > loadFrom && r.fetchAt < loadTo)
@@ -366,13 +407,23 @@ function analyse(samples: Sample[], refreshes: Refresh[], loads: Array<{ at: num
     inWindow,
     refreshFigures: inWindow.map((r) => ({ atS: seconds(r.fetchAt), fetchToSwapMs: r.swapAt! - r.fetchAt, loggedLoadMs: r.loadMs, takedownMs: r.disabledAt ? r.disabledAt - r.swapAt! : null })),
     timeline,
-    slowest: [...samples].sort((a, b) => b.ms - a.ms).slice(0, 10).map((s) => ({ ms: Math.round(s.ms), atS: seconds(s.at), phase: phaseOf(s, windows) })),
+    slowest: [...samples]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 10)
+      .map((s) => ({ ms: Math.round(s.ms), atS: seconds(s.at), phase: phaseOf(s, windows) })),
   }
 }
 
 /** Shortens/s the API sustains: wrk -t1 -c32 for 8 s after 3 s unmeasured (bench/api.ts's settings). */
 async function fullRate(url: string, keys: string[], workDir: string): Promise<number> {
-  const requests = keys.flatMap((key, k) => Array.from({ length: 10 }, (_, j) => ({ method: 'POST' as const, path: '/api/v1/shorten', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ url: `https://wrk-${k}-${j}.example.org/` }) })))
+  const requests = keys.flatMap((key, k) =>
+    Array.from({ length: 10 }, (_, j) => ({
+      method: 'POST' as const,
+      path: '/api/v1/shorten',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ url: `https://wrk-${k}-${j}.example.org/` }),
+    })),
+  )
   const script = writeApiScript(join(workDir, 'shorten.lua'), requests)
   const wrk = (duration: string) => runWrk({ url, script, duration, label: `shorten full ${duration}`, logFile: join(workDir, 'wrk.log'), connections: 32, threads: 1 })
   await wrk('3s')
@@ -384,13 +435,21 @@ async function fullRate(url: string, keys: string[], workDir: string): Promise<n
 function printSummary(r: Report) {
   const line = (name: string, s: Summary) => `  ${name.padEnd(24)} ${String(s.requests).padStart(6)} shortens  p50 ${s.p50Ms} ms  p99 ${s.p99Ms} ms  max ${s.maxMs} ms  ${JSON.stringify(s.statuses)}`
   const { memory: m } = r
-  console.log([
-    `shorten at ${r.options.rate}/s (full rate ${r.options.fullRps}/s) for ${r.options.durationS} s; ${r.refreshes.length} refreshes of ${r.options.hosts.toLocaleString('en')} hosts (BLOCKLIST_REFRESH ${r.options.refresh}); the API used ${r.apiCores} cores`,
-    line('no list (own process)', r.noList), line('quiet (the reference)', r.phases.quiet), line('during a refresh', r.phases.refresh), line('during a takedown', r.phases.takedown), line('whole window', r.phases.all),
-    `  fetch to swap ${r.refreshes.map((x) => x.fetchToSwapMs).join(', ')} ms; takedown ${r.refreshes.map((x) => x.takedownMs ?? '?').join(', ')} ms`,
-    `  list active ${r.startup.listActiveAfterMs} ms after spawn; RSS without the list ${m.noList.atStart.rssMb} / ${m.noList.afterLoad.rssMb} MB, with it ${m.list.atStart.rssMb} / ${m.list.afterLoad.rssMb} MB (after start / after the load), peak ${m.list.afterLoad.peakMb} MB`,
-    `  checks: ${Object.entries(r.checks).map(([k, v]) => `${k} ${v ? 'ok' : 'FAILED'}`).join(', ')}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
-  ].join('\n'))
+  console.log(
+    [
+      `shorten at ${r.options.rate}/s (full rate ${r.options.fullRps}/s) for ${r.options.durationS} s; ${r.refreshes.length} refreshes of ${r.options.hosts.toLocaleString('en')} hosts (BLOCKLIST_REFRESH ${r.options.refresh}); the API used ${r.apiCores} cores`,
+      line('no list (own process)', r.noList),
+      line('quiet (the reference)', r.phases.quiet),
+      line('during a refresh', r.phases.refresh),
+      line('during a takedown', r.phases.takedown),
+      line('whole window', r.phases.all),
+      `  fetch to swap ${r.refreshes.map((x) => x.fetchToSwapMs).join(', ')} ms; takedown ${r.refreshes.map((x) => x.takedownMs ?? '?').join(', ')} ms`,
+      `  list active ${r.startup.listActiveAfterMs} ms after spawn; RSS without the list ${m.noList.atStart.rssMb} / ${m.noList.afterLoad.rssMb} MB, with it ${m.list.atStart.rssMb} / ${m.list.afterLoad.rssMb} MB (after start / after the load), peak ${m.list.afterLoad.peakMb} MB`,
+      `  checks: ${Object.entries(r.checks)
+        .map(([k, v]) => `${k} ${v ? 'ok' : 'FAILED'}`)
+        .join(', ')}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
+    ].join('\n'),
+  )
 }
 
 declare const self: Worker

@@ -45,7 +45,7 @@ function hostName(i: number, generation = 0): string {
   return i % 4 === 0 ? `${word}.${word}-${id.toString(36)}.${tld}` : `${word}-${id.toString(36)}${generation ? `g${generation}` : ''}.${tld}`
 }
 
-const mb = (bytes: number) => Math.round(bytes / 1024 / 1024 * 10) / 10
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10
 const us = (ns: number) => Math.round(ns / 10) / 100
 
 /** Bytes the heap holds after a full collection (typed arrays' storage included: JSC counts it as the heap's extra memory). */
@@ -152,7 +152,9 @@ for (let i = 0; i < options.hosts; i++) set.add(hostName(i))
 const setHeapMb = mb(heldBytes().heap - loaded.heap)
 if (set.size !== options.hosts) throw new Error(`the Set holds ${set.size} names, the list ${options.hosts}`)
 set.clear()
-console.log(`load: ${load.ms} ms (${load.cpuMs} ms of the thread's CPU); held after GC: ${load.heapMb} MB of heap (a Set<string> of the same names: ${setHeapMb} MB heap); longest event-loop gap ${load.longestGapMs} ms (${load.longestGapOnCpuMs} ms of it on the CPU), longest on-CPU stretch between two turns ${load.longestOnCpuMs} ms`)
+console.log(
+  `load: ${load.ms} ms (${load.cpuMs} ms of the thread's CPU); held after GC: ${load.heapMb} MB of heap (a Set<string> of the same names: ${setHeapMb} MB heap); longest event-loop gap ${load.longestGapMs} ms (${load.longestGapOnCpuMs} ms of it on the CPU), longest on-CPU stretch between two turns ${load.longestOnCpuMs} ms`,
+)
 
 // 2. Lookups. The inputs live in this function only, so the refresh below does not run beside them.
 const check = (url: string | URL) => !blocklists.check(url).allowed
@@ -181,12 +183,14 @@ function measureLookups() {
   return { lookups, correct }
 }
 const { lookups, correct } = measureLookups()
-console.log(`check(text): hit ${lookups.checkHitUs} µs, hit through a parent domain ${lookups.checkParentHitUs} µs, miss (every parent walked) ${lookups.checkMissUs} µs; of which new URL() ${lookups.urlParseUs} µs`)
+console.log(
+  `check(text): hit ${lookups.checkHitUs} µs, hit through a parent domain ${lookups.checkParentHitUs} µs, miss (every parent walked) ${lookups.checkMissUs} µs; of which new URL() ${lookups.urlParseUs} µs`,
+)
 console.log(`check(URL already parsed): hit ${lookups.parsedHitUs} µs, through a parent ${lookups.parsedParentHitUs} µs, miss ${lookups.parsedMissUs} µs`)
 Bun.gc(true)
 
 // 3. Refresh with a share of the names replaced, a lookup loop running.
-const changed = Math.round(options.hosts * options.changedPercent / 100)
+const changed = Math.round((options.hosts * options.changedPercent) / 100)
 const step = Math.floor(options.hosts / changed)
 const replaced = new Set<number>()
 for (let k = 0; k < changed; k++) replaced.add(k * step)
@@ -205,16 +209,42 @@ const expectedAdded = [...replaced].map((i) => hostName(i, 1))
 const addedSet = new Set(added)
 const diffExact = changes.length === 1 && added.length === expectedAdded.length && addedSet.size === added.length && expectedAdded.every((name) => addedSet.has(name))
 const swapped = expectedAdded.slice(0, 1000).every((name) => check(`https://${name}/`)) && ![...replaced].slice(0, 1000).some((i) => check(`https://${hostName(i)}/`))
-const refresh = { changedHosts: changed, ms: refreshMs, cpuMs: refreshCpuMs, longestGapMs: refreshGap.longestGapMs, longestGapOnCpuMs: refreshGap.longestGapOnCpuMs, longestOnCpuMs: refreshGap.longestOnCpuMs, lookupsDuring: refreshGap.turns, addedReported: added.length, diffExact, swapped }
-console.log(`refresh (${changed.toLocaleString('en')} hosts replaced): ${refresh.ms} ms (${refresh.cpuMs} ms of the thread's CPU), ${refresh.lookupsDuring.toLocaleString('en')} lookups ran meanwhile, longest event-loop gap ${refresh.longestGapMs} ms (${refresh.longestGapOnCpuMs} ms of it on the CPU), longest on-CPU stretch between two turns ${refresh.longestOnCpuMs} ms; listener told ${added.length.toLocaleString('en')} new hosts (${diffExact ? 'exactly the replacements' : 'WRONG'}); swap ${swapped ? 'seen by check()' : 'NOT SEEN'}`)
+const refresh = {
+  changedHosts: changed,
+  ms: refreshMs,
+  cpuMs: refreshCpuMs,
+  longestGapMs: refreshGap.longestGapMs,
+  longestGapOnCpuMs: refreshGap.longestGapOnCpuMs,
+  longestOnCpuMs: refreshGap.longestOnCpuMs,
+  lookupsDuring: refreshGap.turns,
+  addedReported: added.length,
+  diffExact,
+  swapped,
+}
+console.log(
+  `refresh (${changed.toLocaleString('en')} hosts replaced): ${refresh.ms} ms (${refresh.cpuMs} ms of the thread's CPU), ${refresh.lookupsDuring.toLocaleString('en')} lookups ran meanwhile, longest event-loop gap ${refresh.longestGapMs} ms (${refresh.longestGapOnCpuMs} ms of it on the CPU), longest on-CPU stretch between two turns ${refresh.longestOnCpuMs} ms; listener told ${added.length.toLocaleString('en')} new hosts (${diffExact ? 'exactly the replacements' : 'WRONG'}); swap ${swapped ? 'seen by check()' : 'NOT SEEN'}`,
+)
 
 await blocklists.stop()
 rmSync(dir, { recursive: true, force: true })
 const met = refresh.longestOnCpuMs < TARGET_GAP_MS
 const pass = met && diffExact && swapped && correct
-const report = { at: new Date().toISOString(), machine: { cpus: cpus().length, bun: Bun.version, loadAverage: loadavg() }, options, targetGapMs: TARGET_GAP_MS, pass, load, setHeapMb, lookups, lookupsCorrect: correct, refresh }
+const report = {
+  at: new Date().toISOString(),
+  machine: { cpus: cpus().length, bun: Bun.version, loadAverage: loadavg() },
+  options,
+  targetGapMs: TARGET_GAP_MS,
+  pass,
+  load,
+  setHeapMb,
+  lookups,
+  lookupsCorrect: correct,
+  refresh,
+}
 const out = join(import.meta.dir, 'results')
 mkdirSync(out, { recursive: true })
 writeFileSync(join(out, 'blocklist-latest.json'), `${JSON.stringify(report, null, 2)}\n`)
-console.log(`${met ? 'met' : 'MISSED'}: longest on-CPU stretch between two event-loop turns during the refresh ${refresh.longestOnCpuMs} ms (target < ${TARGET_GAP_MS} ms); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores → bench/results/blocklist-latest.json`)
+console.log(
+  `${met ? 'met' : 'MISSED'}: longest on-CPU stretch between two event-loop turns during the refresh ${refresh.longestOnCpuMs} ms (target < ${TARGET_GAP_MS} ms); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores → bench/results/blocklist-latest.json`,
+)
 process.exit(pass || (options.noFail && diffExact && swapped && correct) ? 0 : 1)

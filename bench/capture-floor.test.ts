@@ -31,10 +31,7 @@ async function redirectorResponse(): Promise<Response> {
 
 describe('capture floor', () => {
   test("answers a known alias with the redirector's status and headers", async () => {
-    const [floorAnswer, redirectorAnswer] = await Promise.all([
-      fetch(`${base}/abcd1234?utm_source=x`, { redirect: 'manual' }),
-      redirectorResponse(),
-    ])
+    const [floorAnswer, redirectorAnswer] = await Promise.all([fetch(`${base}/abcd1234?utm_source=x`, { redirect: 'manual' }), redirectorResponse()])
     const headers = (r: Response) => Object.fromEntries([...r.headers].filter(([name]) => !['date', 'content-length'].includes(name)))
     expect(floorAnswer.status).toBe(redirectorAnswer.status)
     expect(headers(floorAnswer)).toEqual(headers(redirectorAnswer))
@@ -54,6 +51,9 @@ describe('capture floor', () => {
   test('reads the alias-to-destination file the bench writes', () => {
     const file = join(dir, 'links.tsv')
     writeFileSync(file, `aaaa1111\thttps://example.com/a?x=1\nbbbb2222\thttps://example.com/b\n`)
-    expect([...readLinksFile(file)]).toEqual([['aaaa1111', 'https://example.com/a?x=1'], ['bbbb2222', 'https://example.com/b']])
+    expect([...readLinksFile(file)]).toEqual([
+      ['aaaa1111', 'https://example.com/a?x=1'],
+      ['bbbb2222', 'https://example.com/b'],
+    ])
   })
 })

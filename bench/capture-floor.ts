@@ -9,7 +9,13 @@
 // links.tsv: one `alias<TAB>url` a line. Prints its URL on stdout once listening; exits on SIGTERM or SIGINT.
 import { readFileSync } from 'node:fs'
 
-interface Capture { at: number; alias: string; ip: string; userAgent: string; referrer: string }
+interface Capture {
+  at: number
+  alias: string
+  ip: string
+  userAgent: string
+  referrer: string
+}
 
 /** The same response headers as the redirector's 302 for a cached link (redirect/handler.ts, redirectTo). */
 const CACHE_CONTROL = 'private, max-age=0'

@@ -18,7 +18,12 @@ async function clicksServed(url: string): Promise<number> {
 }
 
 /** A redirector whose clicks are checked: what its clients saw (warm-up GETs and wrk runs). */
-export interface ClickSource { name: string; url: string; warmUp: number; runs: WrkResult[] }
+export interface ClickSource {
+  name: string
+  url: string
+  warmUp: number
+  runs: WrkResult[]
+}
 
 /**
  * After the load stops: polls ClickHouse every 100 ms (up to 5 s) for the clicks of the seeded links and

@@ -48,10 +48,34 @@ const AGENTS: [string, string, string, string, number][] = [
   ['Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)', 'bot', '', '', 1],
 ]
 const REFERRERS: [string, number][] = [
-  ['', 35], ['https://t.co/', 12], ['https://www.google.com/', 10], ['https://www.linkedin.com/feed/', 6], ['https://news.ycombinator.com/item?id=', 4],
-  ['https://www.facebook.com/', 8], ['https://l.instagram.com/', 6], ['https://www.reddit.com/r/programming/comments/', 5], ['https://github.com/', 4], ['https://mail.google.com/', 10],
+  ['', 35],
+  ['https://t.co/', 12],
+  ['https://www.google.com/', 10],
+  ['https://www.linkedin.com/feed/', 6],
+  ['https://news.ycombinator.com/item?id=', 4],
+  ['https://www.facebook.com/', 8],
+  ['https://l.instagram.com/', 6],
+  ['https://www.reddit.com/r/programming/comments/', 5],
+  ['https://github.com/', 4],
+  ['https://mail.google.com/', 10],
 ]
-const COUNTRIES: [string, number][] = [['US', 30], ['GB', 8], ['DE', 8], ['FR', 6], ['IN', 10], ['BR', 6], ['CA', 4], ['JP', 4], ['NL', 3], ['ES', 3], ['IT', 3], ['AU', 3], ['PL', 2], ['MX', 3], ['', 4]]
+const COUNTRIES: [string, number][] = [
+  ['US', 30],
+  ['GB', 8],
+  ['DE', 8],
+  ['FR', 6],
+  ['IN', 10],
+  ['BR', 6],
+  ['CA', 4],
+  ['JP', 4],
+  ['NL', 3],
+  ['ES', 3],
+  ['IT', 3],
+  ['AU', 3],
+  ['PL', 2],
+  ['MX', 3],
+  ['', 4],
+]
 
 function sampler<T>(pool: [T, number][]): () => T {
   const total = pool.reduce((sum, [, w]) => sum + w, 0)
@@ -82,10 +106,28 @@ function tsvBatch(rows: number, fromMs: number, spanMs: number): Uint8Array {
     const refHost = ref ? new URL(ref).host : ''
     const bot = device === 'bot' ? 1 : 0
     const utm = Math.random() < 0.25 ? ['newsletter', 'email', 'launch'] : ['', '', '']
-    lines.push([
-      newClickId(linkId, at), linkId, domains[i % domains.length], linkId.slice(5, 12), clickTimestamp(at), refUrl, ua, ipHashes[Math.floor(Math.random() * ipHashes.length)], country(),
-      device, browser, os, bot, bot ? ua.split(/[ /;(]/).find((t) => /bot/i.test(t)) ?? 'bot' : '', refHost, ...utm, '', '',
-    ].join('\t'))
+    lines.push(
+      [
+        newClickId(linkId, at),
+        linkId,
+        domains[i % domains.length],
+        linkId.slice(5, 12),
+        clickTimestamp(at),
+        refUrl,
+        ua,
+        ipHashes[Math.floor(Math.random() * ipHashes.length)],
+        country(),
+        device,
+        browser,
+        os,
+        bot,
+        bot ? (ua.split(/[ /;(]/).find((t) => /bot/i.test(t)) ?? 'bot') : '',
+        refHost,
+        ...utm,
+        '',
+        '',
+      ].join('\t'),
+    )
   }
   return new TextEncoder().encode(`${lines.join('\n')}\n`)
 }
@@ -108,7 +150,10 @@ for (let b = 0; b < batches; b++) {
   const cpu = process.cpuUsage()
   const started = performance.now()
   await insert({
-    table: CLICKS_TABLE, columns: [...CLICK_COLUMNS], format: 'TabSeparated', values,
+    table: CLICKS_TABLE,
+    columns: [...CLICK_COLUMNS],
+    format: 'TabSeparated',
+    values,
     settings: { insert_deduplicate: 1, insert_deduplication_token: `size-${b}`, deduplicate_blocks_in_dependent_materialized_views: 1 },
   })
   wallMs += performance.now() - started
@@ -137,9 +182,13 @@ const perColumn = await columns.json<Sizes & { name: string }>()
 const perClick = (bytes: string) => Number(bytes) / inserted
 
 console.log(`\n${inserted.toLocaleString('en')} clicks, ${LINKS.toLocaleString('en')} links, ${DAYS} days, batches of ${BATCH.toLocaleString('en')}`)
-console.log(`insert: ${Math.round(inserted / (cpuUs / 1e6)).toLocaleString('en')} clicks per CPU-second (${rollup ? 'rollup view included' : 'no rollup view'}); wall ${Math.round(inserted / (wallMs / 1000)).toLocaleString('en')} clicks/s`)
+console.log(
+  `insert: ${Math.round(inserted / (cpuUs / 1e6)).toLocaleString('en')} clicks per CPU-second (${rollup ? 'rollup view included' : 'no rollup view'}); wall ${Math.round(inserted / (wallMs / 1000)).toLocaleString('en')} clicks/s`,
+)
 for (const t of tables) {
-  console.log(`${t.table}: ${Number(t.rows).toLocaleString('en')} rows; per click ${perClick(t.compressed).toFixed(1)} B compressed, ${perClick(t.uncompressed).toFixed(1)} B uncompressed (ratio ${(Number(t.uncompressed) / Number(t.compressed)).toFixed(1)}), ${perClick(t.on_disk).toFixed(1)} B on disk`)
+  console.log(
+    `${t.table}: ${Number(t.rows).toLocaleString('en')} rows; per click ${perClick(t.compressed).toFixed(1)} B compressed, ${perClick(t.uncompressed).toFixed(1)} B uncompressed (ratio ${(Number(t.uncompressed) / Number(t.compressed)).toFixed(1)}), ${perClick(t.on_disk).toFixed(1)} B on disk`,
+  )
   console.log(`  per billion clicks: ${((perClick(t.on_disk) * 1e9) / 1024 ** 3).toFixed(1)} GiB on disk, one replica`)
 }
 console.log('clicks_v1 columns, compressed bytes per click:')

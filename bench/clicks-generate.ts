@@ -42,13 +42,28 @@ const CHUNK = 1_000_000
 // Weighted pools: a value repeated k times is picked with weight k. Shapes follow what shorteners
 // publish (mostly US and Europe, mostly direct and social traffic, a majority of mobile clicks).
 const COUNTRIES = ['US', 'US', 'US', 'US', 'US', 'GB', 'GB', 'DE', 'DE', 'FR', 'IN', 'IN', 'BR', 'CA', 'JP', 'NL', 'ES', 'IT', 'AU', 'PL', 'MX', 'SE', '']
-const REFERRERS = ['', '', '', '', 't.co', 't.co', 'www.google.com', 'www.google.com', 'news.ycombinator.com', 'www.linkedin.com', 'www.facebook.com', 'l.instagram.com', 'www.reddit.com', 'github.com', 'mail.google.com']
+const REFERRERS = [
+  '',
+  '',
+  '',
+  '',
+  't.co',
+  't.co',
+  'www.google.com',
+  'www.google.com',
+  'news.ycombinator.com',
+  'www.linkedin.com',
+  'www.facebook.com',
+  'l.instagram.com',
+  'www.reddit.com',
+  'github.com',
+  'mail.google.com',
+]
 const DEVICES = ['mobile', 'mobile', 'mobile', 'desktop', 'desktop', 'tablet']
 const BROWSERS = ['Chrome', 'Chrome', 'Chrome', 'Safari', 'Safari', 'Mobile Safari', 'Edge', 'Firefox', 'Samsung Internet', 'Opera']
 const OSES = ['iOS', 'iOS', 'Android', 'Android', 'Android', 'Windows', 'Windows', 'macOS', 'Linux']
 
-const pick = (values: string[], seed: number) =>
-  `[${values.map((v) => `'${v}'`).join(',')}][1 + rand(${seed}) % ${values.length}]`
+const pick = (values: string[], seed: number) => `[${values.map((v) => `'${v}'`).join(',')}][1 + rand(${seed}) % ${values.length}]`
 
 // Constants only (the pools above, written by us); row values come from ClickHouse's generators and the
 // per-run numbers are {name:Type} parameters.

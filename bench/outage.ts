@@ -89,7 +89,13 @@ async function startRedis(port: number, generation: number): Promise<Child> {
     if (child.proc.exitCode !== null || child.proc.signalCode !== null) throw new Error(`redis-server exited (${child.proc.exitCode ?? child.proc.signalCode}):\n${tail(child.logFile)}`)
     const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000 })
     probe.on('error', () => {})
-    const pong = await probe.connect().then(() => probe.ping(), () => null).catch(() => null)
+    const pong = await probe
+      .connect()
+      .then(
+        () => probe.ping(),
+        () => null,
+      )
+      .catch(() => null)
     probe.disconnect()
     if (pong === 'PONG') return child
     await Bun.sleep(100)
@@ -170,13 +176,15 @@ const round2 = (x: number) => Math.round(x * 100) / 100
 // Main
 
 async function main() {
-  log(`work dir ${workDir}; ClickHouse outage ${options.outageS} s under ${options.rate} req/s (wrk -c${options.connections}), ${options.links} links; Redis outage ${options.redisLoadS} s at ${options.redisRate} req/s`)
+  log(
+    `work dir ${workDir}; ClickHouse outage ${options.outageS} s under ${options.rate} req/s (wrk -c${options.connections}), ${options.links} links; Redis outage ${options.redisLoadS} s at ${options.redisRate} req/s`,
+  )
   // Postgres only: this run brings its own Redis.
   const { databaseUrl } = await startServices(cleanup, 'postgres')
   const [apiPort, redirectPort, chdbPort, redisPort] = freePorts(4) as [number, number, number, number]
 
   let redis: Child | null = await startRedis(redisPort, 1)
-  cleanup.push('redis-server (this run\'s own)', async () => redis?.stop())
+  cleanup.push("redis-server (this run's own)", async () => redis?.stop())
   const redisUrl = `redis://127.0.0.1:${redisPort}`
 
   const chdbPath = join(workDir, 'clickhouse')
@@ -185,7 +193,13 @@ async function main() {
   const chdbUrl = chdb.url
 
   const { api, redirector, shortDomain, redirectUrl } = await startApiAndRedirector({
-    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdbUrl, apiPort, redirectPort,
+    cleanup,
+    workDir,
+    databaseUrl,
+    redisUrl,
+    clickhouseUrl: chdbUrl,
+    apiPort,
+    redirectPort,
     env: {},
   })
 
@@ -209,7 +223,11 @@ async function main() {
 
   const clickhouse = await clickhouseOutage({ redirectUrl, chdbPath, chdbPort, seed, alive, setChdb: (c) => (chdb = c), getChdb: () => chdb })
   const redisPart = await redisOutage({
-    redirectUrl, redisUrl, chdbUrl, seed, alive,
+    redirectUrl,
+    redisUrl,
+    chdbUrl,
+    seed,
+    alive,
     stopRedis: async () => {
       const r = redis
       redis = null
@@ -264,7 +282,12 @@ async function clickhouseOutage(ctx: {
   const wrkLog = join(workDir, 'wrk.log')
   const wrk = (label: string, seconds: number, delayMs: number) =>
     runWrk({
-      url: redirectUrl, duration: `${seconds}s`, label, logFile: wrkLog, connections: options.connections, threads: 1,
+      url: redirectUrl,
+      duration: `${seconds}s`,
+      label,
+      logFile: wrkLog,
+      connections: options.connections,
+      threads: 1,
       script: writeWrkScript(join(workDir, `outage-${label}.lua`), { aliases: seeded.aliases, delayMs, countStatuses: true }),
     })
   // Pacing as in bench/run.ts: each connection pauses between requests; a 2 s pilot measures what the
@@ -370,7 +393,14 @@ async function clickhouseOutage(ctx: {
     warmUp: warm.redirects,
     inFlightAtStop,
     servedConsistent,
-    outageWindow: { pushedAtStart: pushedAtOutageStart, pushedAtEnd: pushedAtOutageEnd, redirects: pushedAtOutageEnd - pushedAtOutageStart, clientRedirects: runs.outage!.redirects, failedInsertAttempts: failedAttemptsAfter - failedAttemptsBefore, pushedAtRestart },
+    outageWindow: {
+      pushedAtStart: pushedAtOutageStart,
+      pushedAtEnd: pushedAtOutageEnd,
+      redirects: pushedAtOutageEnd - pushedAtOutageStart,
+      clientRedirects: runs.outage!.redirects,
+      failedInsertAttempts: failedAttemptsAfter - failedAttemptsBefore,
+      pushedAtRestart,
+    },
     rowsStored: stored.rows,
     distinctClickIds: stored.distinct,
     storedOnce: stored.distinct === stored.rows,
@@ -392,7 +422,9 @@ async function clickhouseOutage(ctx: {
     const errors = Object.values(r.errors).reduce((a, b) => a + b, 0)
     if (r.non3xx > 0 || errors > 0) problems.push(`clickhouse: wrk ${name}: ${r.non3xx} non-3xx, errors ${JSON.stringify(r.errors)}`)
   }
-  log(`clickhouse part: ${stored.rows} rows (${stored.distinct} distinct) of ${served} served; ${completeAt === null ? 'NOT complete' : `complete ${result.completeAfterRestartMs} ms after the restart`}`)
+  log(
+    `clickhouse part: ${stored.rows} rows (${stored.distinct} distinct) of ${served} served; ${completeAt === null ? 'NOT complete' : `complete ${result.completeAfterRestartMs} ms after the restart`}`,
+  )
   return { result, problems }
 }
 
@@ -442,7 +474,13 @@ async function pacedGets(baseUrl: string, aliases: string[], warm: Set<string>, 
 
 function latencyOf(samples: Sample[]) {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b)
-  return { n: sorted.length, p50Ms: round2(percentile(sorted, 0.5)), p99Ms: round2(percentile(sorted, 0.99)), maxMs: round2(sorted.at(-1) ?? Number.NaN), over1s: sorted.filter((ms) => ms > 1000).length }
+  return {
+    n: sorted.length,
+    p50Ms: round2(percentile(sorted, 0.5)),
+    p99Ms: round2(percentile(sorted, 0.99)),
+    maxMs: round2(sorted.at(-1) ?? Number.NaN),
+    over1s: sorted.filter((ms) => ms > 1000).length,
+  }
 }
 
 function countBy<T>(items: T[], key: (t: T) => string | number): Record<string, number> {
@@ -570,12 +608,16 @@ async function redisOutage(ctx: {
     problems.push(`redis: after the restart ${roundA.redirects} / ${roundB.redirects} of ${seeded.aliases.length} redirected (${JSON.stringify(roundA.failures)} / ${JSON.stringify(roundB.failures)})`)
   }
   if (result.afterRestart.roundB.resolver.cacheHits !== seeded.aliases.length) {
-    problems.push(`redis: after the restart the redirector found ${result.afterRestart.roundB.resolver.cacheHits} of ${seeded.aliases.length} links in Redis (cacheErrors ${result.afterRestart.roundB.resolver.cacheErrors})`)
+    problems.push(
+      `redis: after the restart the redirector found ${result.afterRestart.roundB.resolver.cacheHits} of ${seeded.aliases.length} links in Redis (cacheErrors ${result.afterRestart.roundB.resolver.cacheErrors})`,
+    )
   }
   if (servedHere !== clientRedirects || stored.rows !== servedHere || stored.distinct !== stored.rows) {
     problems.push(`redis: clicks: clients saw ${clientRedirects} redirects, redirector served ${servedHere}, ClickHouse has ${stored.rows} rows (${stored.distinct} distinct)`)
   }
-  log(`redis part: ${samples.length} requests, statuses ${JSON.stringify(statuses)}, p99 ${result.latency.all.p99Ms} ms, max ${result.latency.all.maxMs} ms; after restart ${roundB.redirects}/${seeded.aliases.length} redirect, ${result.afterRestart.roundB.resolver.cacheHits} Redis hits`)
+  log(
+    `redis part: ${samples.length} requests, statuses ${JSON.stringify(statuses)}, p99 ${result.latency.all.p99Ms} ms, max ${result.latency.all.maxMs} ms; after restart ${roundB.redirects}/${seeded.aliases.length} redirect, ${result.afterRestart.roundB.resolver.cacheHits} Redis hits`,
+  )
   return { result, problems }
 }
 
@@ -609,7 +651,9 @@ function printSummary(s: {
     `Redis outage: ${r.load.requests} GETs at ${r.load.rate}/s for ${r.load.seconds} s over ${r.links} links (${r.warm} warm)`,
     `  statuses ${JSON.stringify(r.statuses)}; p50 ${r.latency.all.p50Ms} ms, p99 ${r.latency.all.p99Ms} ms, max ${r.latency.all.maxMs} ms, over 1 s: ${r.latency.all.over1s}`,
     `  (same client with Redis up, warm links: p50 ${ref.p50Ms} ms, p99 ${ref.p99Ms} ms, max ${ref.maxMs} ms; during the outage warm p50 ${r.latency.warm.p50Ms}, cold p50 ${r.latency.cold.p50Ms} ms)`,
-    `  resolver during the outage: ${Object.entries(r.resolverDuringOutage).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `  resolver during the outage: ${Object.entries(r.resolverDuringOutage)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `  after the restart: ${r.afterRestart.roundA.redirects}/${r.links} then ${r.afterRestart.roundB.redirects}/${r.links} redirect, the second round ${r.afterRestart.roundB.resolver.cacheHits} Redis hits, ${r.afterRestart.roundB.resolver.cacheErrors} Redis errors`,
     `  clicks: ${n(r.clicks.rowsStored)} rows (${n(r.clicks.distinctClickIds)} distinct) of ${n(r.clicks.servedByRedirector)} served, clients saw ${n(r.clicks.clientRedirects)}`,
     ...s.problems.map((p) => `PROBLEM ${p}`),

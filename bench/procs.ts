@@ -106,9 +106,7 @@ export async function waitFor(child: Child, url: string, timeoutMs: number, expe
 
 /** Ports the kernel hands out now; another process could take one before we bind it, rarely. */
 export function freePorts(count: number): number[] {
-  const sockets = Array.from({ length: count }, () =>
-    Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }),
-  )
+  const sockets = Array.from({ length: count }, () => Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }))
   const ports = sockets.map((s) => s.port)
   for (const s of sockets) s.stop(true)
   return ports
@@ -157,7 +155,11 @@ const CLOCK_TICKS = 100
  * of `settle` (a pause after it), so what a process defers past the load (a backlog it works off once the
  * load stops) is charged to the requests that caused it.
  */
-export async function withCpu<T>(pids: Record<string, CpuSource>, work: () => Promise<T>, settle?: () => Promise<void>): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
+export async function withCpu<T>(
+  pids: Record<string, CpuSource>,
+  work: () => Promise<T>,
+  settle?: () => Promise<void>,
+): Promise<{ result: T; cores: Record<string, number>; cpuSeconds: Record<string, number> }> {
   const snapshot = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
   const before = snapshot()
   const started = performance.now()
@@ -190,7 +192,20 @@ export function optionReader(args: string[]) {
  * The same names as startApiAndRedirector and run.ts's startEmbedded set: one added there belongs here too
  * (their own `env` parameter must still override, e.g. bench/workers.ts's REDIRECT_WORKERS).
  */
-const BENCH_OWN_ENV = new Set(['PORT', 'REDIRECT_PORT', 'SHORT_DOMAIN', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'INTERNAL_SECRET', 'IP_HASH_SECRET', 'METRICS_TOKEN', 'API_INTERNAL_URL', 'REDIRECT_WORKERS'])
+const BENCH_OWN_ENV = new Set([
+  'PORT',
+  'REDIRECT_PORT',
+  'SHORT_DOMAIN',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'CLICKHOUSE_URL',
+  'INTERNAL_SECRET',
+  'IP_HASH_SECRET',
+  'METRICS_TOKEN',
+  'API_INTERNAL_URL',
+  'REDIRECT_WORKERS',
+])
 
 /**
  * Every `--server-env NAME=VALUE` (any number of them): variables added to the environment of each

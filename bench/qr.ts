@@ -70,7 +70,15 @@ async function main() {
   await database.close()
   const shortDomain = `127.0.0.1:${port}`
   // What `npm start` is given, and a Free plan limit that lets one key ask for PNGs all run long.
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: dataDir, METRICS_TOKEN: METRICS_TEST_TOKEN, PLAN_FREE_REQUESTS_PER_MINUTE: '1000000' }
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    SHORT_DOMAIN: shortDomain,
+    DATA_DIR: dataDir,
+    METRICS_TOKEN: METRICS_TEST_TOKEN,
+    PLAN_FREE_REQUESTS_PER_MINUTE: '1000000',
+  }
   const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'one-process/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
   cleanup.push('embedded default', () => child.stop())
   const url = `http://${shortDomain}`
@@ -130,19 +138,21 @@ async function main() {
   const row = (name: string, r: typeof baseline) =>
     `| ${name} | ${ms(r.health.p50)} | ${ms(r.health.p99)} | ${ms(r.health.max)} | ${r.health.n} | ${ms(r.redirect.p50)} | ${ms(r.redirect.p99)} | ${ms(r.redirect.max)} | ${r.redirect.n} | ` +
     `${r.pngs.drawn} drawn, ${r.pngs.busy} QR_BUSY${r.pngs.other ? `, ${r.pngs.other} other` : ''} | ${r.cores.process} / ${r.cores.serving} |`
-  console.log([
-    '',
-    `QR burst: ${options.concurrency} clients asking for ${QR_PNG_MAX_SIZE} px PNGs and down (each size once), probes every ${options.probeMs} ms, ${options.duration} a phase`,
-    '',
-    '| phase | /health p50 | p99 | max | n | redirect p50 | p99 | max | n | PNGs | cores: process / serving thread |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
-    row('probes alone', baseline),
-    row(`${options.concurrency} PNG clients`, burst),
-    '',
-    `PNG answer p50 ${ms(burst.pngs.latencies.p50)}, p99 ${ms(burst.pngs.latencies.p99)} (time in the queue included)${burst.pngs.repeated ? `; the sizes went round ${burst.pngs.repeated} time(s), so some came from the cache` : ''}`,
-    `${met ? 'met   ' : 'MISSED'}  /health and redirect p99 under ${TARGET_P99_MS} ms during the burst`,
-    '',
-  ].join('\n'))
+  console.log(
+    [
+      '',
+      `QR burst: ${options.concurrency} clients asking for ${QR_PNG_MAX_SIZE} px PNGs and down (each size once), probes every ${options.probeMs} ms, ${options.duration} a phase`,
+      '',
+      '| phase | /health p50 | p99 | max | n | redirect p50 | p99 | max | n | PNGs | cores: process / serving thread |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
+      row('probes alone', baseline),
+      row(`${options.concurrency} PNG clients`, burst),
+      '',
+      `PNG answer p50 ${ms(burst.pngs.latencies.p50)}, p99 ${ms(burst.pngs.latencies.p99)} (time in the queue included)${burst.pngs.repeated ? `; the sizes went round ${burst.pngs.repeated} time(s), so some came from the cache` : ''}`,
+      `${met ? 'met   ' : 'MISSED'}  /health and redirect p99 under ${TARGET_P99_MS} ms during the burst`,
+      '',
+    ].join('\n'),
+  )
   const results = join(import.meta.dir, 'results')
   mkdirSync(results, { recursive: true })
   writeFileSync(join(results, 'qr-latest.json'), `${JSON.stringify({ options, baseline, burst, targetP99Ms: TARGET_P99_MS, met }, null, 2)}\n`)

@@ -10,8 +10,15 @@ const server: Server = { label: 'test server', process: 'test' }
 function run(rps: number, cpu = 1): Run {
   const requests = rps * 5
   return {
-    rps, requests, non3xx: 0, errors: {}, durationUs: 5_000_000, cpuSeconds: 0.5,
-    latency: { p50: 1000, p99: 4000 }, cores: { test: 0.95 }, cpuUsed: { test: cpu },
+    rps,
+    requests,
+    non3xx: 0,
+    errors: {},
+    durationUs: 5_000_000,
+    cpuSeconds: 0.5,
+    latency: { p50: 1000, p99: 4000 },
+    cores: { test: 0.95 },
+    cpuUsed: { test: cpu },
   } as unknown as Run
 }
 
@@ -52,7 +59,13 @@ describe('routedRatios', () => {
   const redirectorRun = (rps: number, servingUs: number): Run => {
     const requests = rps * 5
     return {
-      rps, requests, non3xx: 0, errors: {}, durationUs: 5_000_000, cpuSeconds: 0.5, latency: { p50: 1000, p99: 4000 },
+      rps,
+      requests,
+      non3xx: 0,
+      errors: {},
+      durationUs: 5_000_000,
+      cpuSeconds: 0.5,
+      latency: { p50: 1000, p99: 4000 },
       cores: { redirect: 1, [servingThread('redirect')]: 0.9 },
       cpuUsed: { redirect: (requests * servingUs * 1.2) / 1e6, [servingThread('redirect')]: (requests * servingUs) / 1e6 },
     } as unknown as Run
@@ -70,7 +83,8 @@ describe('routedRatios', () => {
     expect(r.ab.byRound.map((x) => Number(x.toFixed(3)))).toEqual([0.9, 1, 1])
     expect(r.rules.servingCpuUsAdded).toBeCloseTo(2, 6)
     expect(r.ab.servingCpuUsAdded).toBeCloseTo(1, 6)
-    expect(routedLine(r)).toBe('routed links over the plain links: 10 rules 0.950 (per round 0.950 0.900 0.950; serving thread +2.00 µs/req), ' +
-      'A/B 1.000 (per round 0.900 1.000 1.000; serving thread +1.00 µs/req)')
+    expect(routedLine(r)).toBe(
+      'routed links over the plain links: 10 rules 0.950 (per round 0.950 0.900 0.950; serving thread +2.00 µs/req), ' + 'A/B 1.000 (per round 0.900 1.000 1.000; serving thread +1.00 µs/req)',
+    )
   })
 })

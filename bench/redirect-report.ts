@@ -13,7 +13,10 @@ import type { WrkResult } from './wrk'
 export type Run = WrkResult & { cores: Record<string, number>; cpuUsed: Record<string, number> }
 
 /** A server under test: its label in the output and its process's name among the measured pids. */
-export interface Server { label: string; process: string }
+export interface Server {
+  label: string
+  process: string
+}
 
 export const SERVERS = {
   bare: { label: 'bare Bun.serve 302 (ceiling)', process: 'baseline' },
@@ -56,8 +59,14 @@ export function summarise(runs: Run[], server: Server) {
     cores: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => r.cores[p]!)])),
     cpuUsPerRequestByProcess: Object.fromEntries(processes.map((p) => [p, medianOf(runs, (r) => cpuPerRequestUs(r, p))])),
     runs: runs.map((r, i) => ({
-      rps: r.rps, p50Ms: r.latency.p50 / 1000, p99Ms: r.latency.p99 / 1000, requests: r.requests, non3xx: r.non3xx,
-      errors: r.errors, cores: r.cores, cpuUsPerRequest: own[i]!,
+      rps: r.rps,
+      p50Ms: r.latency.p50 / 1000,
+      p99Ms: r.latency.p99 / 1000,
+      requests: r.requests,
+      non3xx: r.non3xx,
+      errors: r.errors,
+      cores: r.cores,
+      cpuUsPerRequest: own[i]!,
     })),
   }
 }
@@ -106,8 +115,10 @@ export function floorSteadiness(floor: ServerSummary): { slowest: number; fastes
   return {
     slowest,
     fastest,
-    warning: steady ? null : `the capture floor ran at ${n(slowest)}-${n(fastest)} req/s over the rounds (slowest / fastest ${(slowest / fastest).toFixed(2)}): ` +
-      'this machine\'s speed changed during the run, so the ratios of the medians mix rounds of different speeds; read them with the per-round ratios, or run again',
+    warning: steady
+      ? null
+      : `the capture floor ran at ${n(slowest)}-${n(fastest)} req/s over the rounds (slowest / fastest ${(slowest / fastest).toFixed(2)}): ` +
+        "this machine's speed changed during the run, so the ratios of the medians mix rounds of different speeds; read them with the per-round ratios, or run again",
   }
 }
 
@@ -137,8 +148,13 @@ export function serverTable(servers: ServerSummary[]): string[] {
   const ms = (x: number) => x.toFixed(2).padStart(8)
   const us = (x: number) => x.toFixed(2).padStart(10)
   const header = `${''.padEnd(30)}${'req/s'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'CPU µs/req'.padStart(12)}${'serving thread'.padStart(16)}  range`
-  return [header, ...servers.map((s) =>
-    `${s.label.padEnd(30)}${n(s.rps).padStart(10)}${ms(s.p50Ms)}${ms(s.p99Ms)}${us(s.cpuUsPerRequest)}${(Number.isNaN(s.servingThreadCpuUsPerRequest) ? '' : s.servingThreadCpuUsPerRequest.toFixed(2)).padStart(16)}    ${s.cpuUsPerRequestRange.map((x) => x.toFixed(2)).join('–')}`)]
+  return [
+    header,
+    ...servers.map(
+      (s) =>
+        `${s.label.padEnd(30)}${n(s.rps).padStart(10)}${ms(s.p50Ms)}${ms(s.p99Ms)}${us(s.cpuUsPerRequest)}${(Number.isNaN(s.servingThreadCpuUsPerRequest) ? '' : s.servingThreadCpuUsPerRequest.toFixed(2)).padStart(16)}    ${s.cpuUsPerRequestRange.map((x) => x.toFixed(2)).join('–')}`,
+    ),
+  ]
 }
 
 /**
@@ -161,13 +177,17 @@ export function routedLine(r: ReturnType<typeof routedRatios>): string {
 }
 
 export function comparisonLine(c: ReturnType<typeof comparison>): string {
-  return `this tree vs ${c.reference}: req/s ${pct(c.rps)}, CPU per request ${pct(c.cpuPerRequest)} (medians); ` +
+  return (
+    `this tree vs ${c.reference}: req/s ${pct(c.rps)}, CPU per request ${pct(c.cpuPerRequest)} (medians); ` +
     `paired by round: req/s ${pct(c.pairedRps)}, CPU per request ${pct(c.pairedCpuPerRequest)} (median of ${c.rounds})`
+  )
 }
 
 /** Variables as a shell would write them: `A=1 B=2`. */
 export function envList(env: Record<string, string>): string {
-  return Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')
+  return Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ')
 }
 
 /** The printed summary: the servers, the ratios, the paced run, the other processes, clicks, targets. */
@@ -192,35 +212,45 @@ export function printSummary(s: {
   const c = s.clicks
   const r = s.ratios
   const servers = Object.values(s.servers)
-  const cores = (m: Record<string, number>) => Object.entries(m).filter(([, v]) => v >= 0.01).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')
-  console.log([
-    '',
-    `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds after a ${s.wrk.warmup} warm-up run each` +
-      (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
-    ...(s.serverEnv && Object.keys(s.serverEnv).length > 0 ? [`every server ran with ${envList(s.serverEnv)} (--server-env)`] : []),
-    ...serverTable(servers),
-    `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
-      (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
-      (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
-    `per round over the floor: redirector ${ratioList(s.rounds.redirector)}` +
-      (s.rounds.reference ? `; reference ${ratioList(s.rounds.reference)}` : '') +
-      (s.rounds.embedded ? `; embedded ${ratioList(s.rounds.embedded)}` : ''),
-    ...(s.rounds.floor.warning ? [`  NOTE ${s.rounds.floor.warning}`] : []),
-    ...(s.routed ? [routedLine(s.routed)] : []),
-    `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
-    `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
-    'CPU of the other processes (medians over each server\'s runs):',
-    ...othersLines(servers, Object.values(SERVERS).map((x) => x.process)),
-    `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served` +
-      (c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms)`),
-    `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
-      (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
-    ...(c.perServer
-      ? c.perServer.map((p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`)
-      : []),
-    ...(s.compare ? [comparisonLine(s.compare)] : []),
-    'targets:',
-    formatVerdicts(s.verdicts),
-    '',
-  ].join('\n'))
+  const cores = (m: Record<string, number>) =>
+    Object.entries(m)
+      .filter(([, v]) => v >= 0.01)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ')
+  console.log(
+    [
+      '',
+      `redirect benchmark: wrk -t${s.wrk.threads} -c${s.wrk.connections} -d${s.wrk.duration}, ${s.links} links, median of ${s.wrk.rounds} alternating rounds after a ${s.wrk.warmup} warm-up run each` +
+        (s.wrk.pinned ? ', servers pinned to CPU 1, wrk, the ClickHouse stand-in and the API to CPU 0' : ''),
+      ...(s.serverEnv && Object.keys(s.serverEnv).length > 0 ? [`every server ran with ${envList(s.serverEnv)} (--server-env)`] : []),
+      ...serverTable(servers),
+      `ratios: redirector / bare ${r.redirector.toBare.toFixed(3)}, redirector / floor ${r.redirector.toFloor.toFixed(3)}, floor / bare ${r.floorToBare.toFixed(3)}` +
+        (r.reference ? `; reference / bare ${r.reference.toBare.toFixed(3)}, reference / floor ${r.reference.toFloor.toFixed(3)}` : '') +
+        (r.embedded ? `; embedded / floor ${r.embedded.toFloor.toFixed(3)}` : ''),
+      `per round over the floor: redirector ${ratioList(s.rounds.redirector)}` +
+        (s.rounds.reference ? `; reference ${ratioList(s.rounds.reference)}` : '') +
+        (s.rounds.embedded ? `; embedded ${ratioList(s.rounds.embedded)}` : ''),
+      ...(s.rounds.floor.warning ? [`  NOTE ${s.rounds.floor.warning}`] : []),
+      ...(s.routed ? [routedLine(s.routed)] : []),
+      `paced at ${n(s.paced.targetRps)}/s: ${n(s.paced.rps)} req/s, p50 ${s.paced.p50Ms.toFixed(2)} ms, p99 ${s.paced.p99Ms.toFixed(2)} ms, non-3xx ${s.paced.non3xx}; cores: ${cores(s.paced.cores)}`,
+      `  capture floor paced to the same rate: ${n(s.floorPaced.rps)} req/s, p50 ${s.floorPaced.p50Ms.toFixed(2)} ms, p99 ${s.floorPaced.p99Ms.toFixed(2)} ms; cores: ${cores(s.floorPaced.cores)}`,
+      "CPU of the other processes (medians over each server's runs):",
+      ...othersLines(
+        servers,
+        Object.values(SERVERS).map((x) => x.process),
+      ),
+      `clicks recorded ${n(c.recorded)} of ${n(c.servedByRedirector)} redirects served${c.equalAfterMs === null ? ' (NOT equal within 5 s)' : ` (equal after ${n(c.equalAfterMs)} ms)`}`,
+      `  clients saw ${n(c.seenByClients)} redirects (${n(c.warmUp)} warm-up + wrk 3xx); wrk had ${n(c.inFlightAtStop)} requests in flight when it stopped reading` +
+        (c.servedConsistent ? '' : ' - INCONSISTENT: served is outside [seen, seen + in flight]'),
+      ...(c.perServer
+        ? c.perServer.map(
+            (p) => `    ${p.name}: served ${n(p.served)}, its clients saw ${n(p.seenByClients)} (${n(p.warmUp)} warm-up), ${n(p.inFlightAtStop)} in flight${p.consistent ? '' : ' - INCONSISTENT'}`,
+          )
+        : []),
+      ...(s.compare ? [comparisonLine(s.compare)] : []),
+      'targets:',
+      formatVerdicts(s.verdicts),
+      '',
+    ].join('\n'),
+  )
 }

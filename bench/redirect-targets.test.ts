@@ -4,14 +4,25 @@ import { describe, expect, test } from 'bun:test'
 import { formatVerdicts, REDIRECT_TARGETS, redirectVerdicts, type RedirectMeasurements } from './redirect-targets'
 
 const passing: RedirectMeasurements = {
-  redirectorRps: 90_000, floorRps: 100_000, pacedP99Ms: 2.5, clicksEqualAfterMs: 400, servedConsistent: true, non3xx: 0,
+  redirectorRps: 90_000,
+  floorRps: 100_000,
+  pacedP99Ms: 2.5,
+  clicksEqualAfterMs: 400,
+  servedConsistent: true,
+  non3xx: 0,
 }
-const missed = (m: Partial<RedirectMeasurements>) => redirectVerdicts({ ...passing, ...m }).filter((v) => !v.met).map((v) => v.target)
+const missed = (m: Partial<RedirectMeasurements>) =>
+  redirectVerdicts({ ...passing, ...m })
+    .filter((v) => !v.met)
+    .map((v) => v.target)
 
 describe('redirectVerdicts', () => {
   test('a run within every target misses none', () => {
     const verdicts = redirectVerdicts(passing)
-    expect(verdicts.every((v) => v.met), JSON.stringify(verdicts)).toBe(true)
+    expect(
+      verdicts.every((v) => v.met),
+      JSON.stringify(verdicts),
+    ).toBe(true)
     expect(verdicts).toHaveLength(4)
   })
 
@@ -43,7 +54,7 @@ describe('redirectVerdicts', () => {
     expect(embedded({ rps: 90_000, p99Ms: 10 })).toEqual([`embedded default p99 < ${REDIRECT_TARGETS.embeddedP99Ms} ms under full load`])
   })
 
-  test('the routed links, when measured: each at least 0.9 of the plain links\' rate in the same run', () => {
+  test("the routed links, when measured: each at least 0.9 of the plain links' rate in the same run", () => {
     const rules = `10-rule link / plain link >= ${REDIRECT_TARGETS.rulesRatio}`
     const ab = `A/B link / plain link >= ${REDIRECT_TARGETS.abRatio}`
     const routed = (r: { rulesRps: number; abRps: number }) => missed({ routed: r })

@@ -35,7 +35,11 @@ export interface RedirectMeasurements {
   routed?: { rulesRps: number; abRps: number }
 }
 
-export interface Verdict { target: string; measured: string; met: boolean }
+export interface Verdict {
+  target: string
+  measured: string
+  met: boolean
+}
 
 export function redirectVerdicts(m: RedirectMeasurements, targets = REDIRECT_TARGETS): Verdict[] {
   const ratio = m.floorRps > 0 ? m.redirectorRps / m.floorRps : 0

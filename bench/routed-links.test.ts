@@ -65,7 +65,7 @@ describe('the A/B link', () => {
 })
 
 describe('expectDestinations', () => {
-  test('a redirect elsewhere (the link\'s own URL: routing not applied) stops the run', () => {
+  test("a redirect elsewhere (the link's own URL: routing not applied) stops the run", () => {
     const set = sets.find((s) => s.name === 'rules')!
     expect(() => expectDestinations(set, { [set.destinations[0]!]: 1000 })).not.toThrow()
     expect(() => expectDestinations(set, { [set.destinations[0]!]: 999, 'https://example.com/landing?i=3': 1 })).toThrow('redirected to https://example.com/landing?i=3')

@@ -50,7 +50,20 @@ import { METRICS_TEST_TOKEN, scrapeMetrics } from '../test/support/metrics'
 const RESULTS = join(import.meta.dir, 'results')
 const ROOT = join(import.meta.dir, '..')
 
-interface Options { duration: string; warmup: string; connections: number; threads: number; links: number; rounds: number; timeoutMs: number; pin: boolean; compare: string | null; profile: string | null; serverEnv: Record<string, string>; fail: boolean }
+interface Options {
+  duration: string
+  warmup: string
+  connections: number
+  threads: number
+  links: number
+  rounds: number
+  timeoutMs: number
+  pin: boolean
+  compare: string | null
+  profile: string | null
+  serverEnv: Record<string, string>
+  fail: boolean
+}
 
 /** The pause after each run, so one server's trailing work (the last click segment shipped to ClickHouse)
  *  does not fall into the next server's run; it is charged to the run's requests (withCpu). */
@@ -73,8 +86,18 @@ function parseOptions(args: string[]): Options {
   const timeoutMs = args.includes('--timeout') ? durationMs(value('--timeout', '300s')) : Math.max(300_000, needed)
   // -t1 -c64 by default: the machine has two cores, one for wrk and one for the server under test.
   return {
-    duration, warmup, connections: int('--connections', 64), threads: int('--threads', 1), links: int('--links', 1000), rounds, timeoutMs,
-    pin: args.includes('--pin'), compare, profile: profile === null ? null : resolve(profile), serverEnv: serverEnvOption(args), fail: !args.includes('--no-fail'),
+    duration,
+    warmup,
+    connections: int('--connections', 64),
+    threads: int('--threads', 1),
+    links: int('--links', 1000),
+    rounds,
+    timeoutMs,
+    pin: args.includes('--pin'),
+    compare,
+    profile: profile === null ? null : resolve(profile),
+    serverEnv: serverEnvOption(args),
+    fail: !args.includes('--no-fail'),
   }
 }
 
@@ -112,7 +135,14 @@ async function main() {
   const [apiPort, redirectPort, baselinePort, floorPort, referencePort, embeddedPort] = freePorts(6) as [number, number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
-    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort, env: options.serverEnv,
+    cleanup,
+    workDir,
+    databaseUrl,
+    redisUrl,
+    clickhouseUrl: chdb.url,
+    apiPort,
+    redirectPort,
+    env: options.serverEnv,
     redirectorFlags: options.profile === null ? [] : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${options.profile}`],
     started: (child) => pin(child.proc.pid, child.name === 'api' ? 0 : 1),
   })
@@ -182,11 +212,20 @@ async function main() {
   }
   // With `settle`, the CPU charged to the run's requests runs to the end of the pause after it.
   const wrk = async (url: string, label: string, scriptPath = script, duration = options.duration, headers: string[] = [], settle?: () => Promise<void>): Promise<Run> => {
-    const { result, cores, cpuSeconds } = await withCpu(pids, () =>
-      runWrk({
-        url, script: scriptPath, duration, label, logFile: wrkLog, headers,
-        connections: options.connections, threads: options.threads, prefix: options.pin ? ['taskset', '-c', '0'] : [],
-      }),
+    const { result, cores, cpuSeconds } = await withCpu(
+      pids,
+      () =>
+        runWrk({
+          url,
+          script: scriptPath,
+          duration,
+          label,
+          logFile: wrkLog,
+          headers,
+          connections: options.connections,
+          threads: options.threads,
+          prefix: options.pin ? ['taskset', '-c', '0'] : [],
+        }),
       settle,
     )
     const wrkCores = Math.round((result.cpuSeconds / (result.durationUs / 1e6)) * 100) / 100
@@ -226,7 +265,15 @@ async function main() {
     }
   }
   const runsOf = (server: Server) => measured.find((m) => m.server === server)?.runs
-  const [bareRuns, floorRuns, redirectRuns, referenceRuns, embeddedRuns, rulesRuns, abRuns] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.reference, SERVERS.embedded, SERVERS.rules, SERVERS.ab].map(runsOf) as [Run[], Run[], Run[], Run[] | undefined, Run[], Run[], Run[]]
+  const [bareRuns, floorRuns, redirectRuns, referenceRuns, embeddedRuns, rulesRuns, abRuns] = [
+    SERVERS.bare,
+    SERVERS.floor,
+    SERVERS.redirector,
+    SERVERS.reference,
+    SERVERS.embedded,
+    SERVERS.rules,
+    SERVERS.ab,
+  ].map(runsOf) as [Run[], Run[], Run[], Run[] | undefined, Run[], Run[], Run[]]
 
   // Paced at half the redirector's rate: each connection pauses between requests. A pause of
   // connections/rate alone undershoots (the response time and wrk's millisecond timers add to each
@@ -247,7 +294,10 @@ async function main() {
   const { pilot, paced } = await pacedRun(redirectUrl, 'redirect', 'redirector')
   const floorPaced = (await pacedRun(floorUrl, 'floor', 'capture floor')).paced
 
-  const loadWarmUp = (server: Server) => { const run = warmUps.get(server); return run ? [run] : [] }
+  const loadWarmUp = (server: Server) => {
+    const run = warmUps.get(server)
+    return run ? [run] : []
+  }
   // The redirector's clicks: of the plain and the routed links alike (one id prefix, one served count).
   const redirectorLoad = [...loadWarmUp(SERVERS.redirector), ...redirectRuns, ...loadWarmUp(SERVERS.rules), ...rulesRuns, ...loadWarmUp(SERVERS.ab), ...abRuns, pilot, paced]
   const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects + routedWarmUp, runs: redirectorLoad }]
@@ -256,7 +306,9 @@ async function main() {
 
   const servers = measured.map((m) => summarise(m.runs, m.server))
   const summaryOf = (server: Server) => servers.find((s) => s.label === server.label)
-  const [bare, floorSummary, redirectorSummary, embeddedSummary, rulesSummary, abSummary] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.embedded, SERVERS.rules, SERVERS.ab].map(summaryOf) as [ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary]
+  const [bare, floorSummary, redirectorSummary, embeddedSummary, rulesSummary, abSummary] = [SERVERS.bare, SERVERS.floor, SERVERS.redirector, SERVERS.embedded, SERVERS.rules, SERVERS.ab].map(
+    summaryOf,
+  ) as [ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary, ServerSummary]
   const referenceSummary = summaryOf(SERVERS.reference)
   const verdicts = redirectVerdicts({
     redirectorRps: redirectorSummary.rps,
@@ -291,7 +343,10 @@ async function main() {
     paced: { targetRps: targetRate, rps: paced.rps, p50Ms: paced.latency.p50 / 1000, p99Ms: paced.latency.p99 / 1000, non3xx: paced.non3xx, cores: paced.cores },
     floorPaced: { rps: floorPaced.rps, p50Ms: floorPaced.latency.p50 / 1000, p99Ms: floorPaced.latency.p99 / 1000, cores: floorPaced.cores },
     clicks,
-    redirectorMetrics: await scrapeMetrics(redirectUrl).then((m) => Object.fromEntries(m), () => null),
+    redirectorMetrics: await scrapeMetrics(redirectUrl).then(
+      (m) => Object.fromEntries(m),
+      () => null,
+    ),
     targets: REDIRECT_TARGETS,
     verdicts,
     ...(reference ? { compare: comparison(reference.revision, redirectRuns, referenceRuns!) } : {}),
@@ -308,8 +363,14 @@ async function main() {
 }
 
 function describe(r: Run): string {
-  const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
-  const cores = Object.entries(r.cores).filter(([, c]) => c >= 0.01).map(([k, c]) => `${k} ${c.toFixed(2)}`).join(' ')
+  const errors = Object.entries(r.errors)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')
+  const cores = Object.entries(r.cores)
+    .filter(([, c]) => c >= 0.01)
+    .map(([k, c]) => `${k} ${c.toFixed(2)}`)
+    .join(' ')
   return `${Math.round(r.rps)} req/s, p50 ${(r.latency.p50 / 1000).toFixed(2)} ms, p99 ${(r.latency.p99 / 1000).toFixed(2)} ms, ${r.requests} responses, non-3xx ${r.non3xx}${errors ? `, errors: ${errors}` : ''}; cores: ${cores}`
 }
 
@@ -348,7 +409,15 @@ async function seedRouted(db: Db, env: Record<string, string | undefined>, idPre
  */
 async function startEmbedded(port: number) {
   const shortDomain = `127.0.0.1:${port}`
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...options.serverEnv, PORT: String(port), SHORT_DOMAIN: shortDomain, DATA_DIR: join(workDir, 'embedded'), METRICS_TOKEN: METRICS_TEST_TOKEN }
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...options.serverEnv,
+    PORT: String(port),
+    SHORT_DOMAIN: shortDomain,
+    DATA_DIR: join(workDir, 'embedded'),
+    METRICS_TOKEN: METRICS_TEST_TOKEN,
+  }
   const child = startChild('embedded', [process.execPath, '--max-http-header-size=65536', join(ROOT, 'one-process/main.ts')], { env, logFile: join(workDir, 'embedded.log'), cwd: ROOT })
   cleanup.push('embedded default', () => child.stop())
   const url = `http://${shortDomain}`

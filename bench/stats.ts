@@ -162,9 +162,7 @@ await client.close()
 const allTotal = periods.find((p) => p.period === 'ALL')!.totalClicks
 const expectedAll = includeBots ? linkRows : rawHumans
 if (allTotal !== expectedAll) console.log(`MISMATCH: ALL total ${allTotal} ≠ ${expectedAll} rows in clicks_v1`)
-const pass =
-  allTotal === expectedAll &&
-  periods.every((p) => p.endpointTotalClicks === p.totalClicks && p.medianMs < TARGET_MEDIAN_MS && p.endpoint.medianMs < TARGET_MEDIAN_MS)
+const pass = allTotal === expectedAll && periods.every((p) => p.endpointTotalClicks === p.totalClicks && p.medianMs < TARGET_MEDIAN_MS && p.endpoint.medianMs < TARGET_MEDIAN_MS)
 const report = {
   at: new Date().toISOString(),
   machine: { cpus: cpus().length, bun: Bun.version },

@@ -41,7 +41,14 @@ async function main() {
   cleanup.push('chdb-http', () => chdb.stop())
   const [apiPort, redirectPort] = freePorts(2) as [number, number]
   const { redirector, shortDomain, redirectUrl } = await startApiAndRedirector({
-    cleanup, workDir, databaseUrl, redisUrl, clickhouseUrl: chdb.url, apiPort, redirectPort, env: { REDIRECT_WORKERS: String(options.workers) },
+    cleanup,
+    workDir,
+    databaseUrl,
+    redisUrl,
+    clickhouseUrl: chdb.url,
+    apiPort,
+    redirectPort,
+    env: { REDIRECT_WORKERS: String(options.workers) },
   })
   const supervisor = redirector.proc.pid
   const before = workerPids(supervisor)
@@ -58,8 +65,15 @@ async function main() {
   cleanup.push('wrk', async () => killRunningWrk())
   const script = writeWrkScript(join(workDir, 'redirect.lua'), { aliases: seeded.aliases, countStatuses: true })
   const load = runWrk({
-    url: redirectUrl, script, duration: options.duration, label: 'workers', logFile: join(workDir, 'wrk.log'), headers: [],
-    connections: options.connections, threads: 1, prefix: [],
+    url: redirectUrl,
+    script,
+    duration: options.duration,
+    label: 'workers',
+    logFile: join(workDir, 'wrk.log'),
+    headers: [],
+    connections: options.connections,
+    threads: 1,
+    prefix: [],
   })
   await Bun.sleep(durationMs(options.duration) / 2)
   const killed = before[0]!
@@ -104,14 +118,16 @@ async function main() {
     { check: `none stored twice: distinct click ids ${distinct} = rows ${rows}`, met: distinct === rows },
     { check: `none invented: rows ${rows} <= received + in flight ${received + inFlight}`, met: rows <= received + inFlight },
   ]
-  console.log([
-    '',
-    `REDIRECT_WORKERS=${options.workers}, wrk -t1 -c${options.connections} -d${options.duration} over ${options.links} links, one worker SIGKILLed halfway`,
-    `  ${Math.round(run.rps)} req/s, p99 ${(run.latency.p99 / 1000).toFixed(2)} ms; clients received ${received} redirects (${warm.redirects} warm-up), ${inFlight} in flight at most`,
-    `  clicks in ClickHouse: ${rows} rows, ${distinct} distinct click ids${settledAfterMs === null ? ' (not settled within 30 s)' : `, settled ${settledAfterMs} ms after the load stopped`}`,
-    ...checks.map((c) => `  ${c.met ? 'met   ' : 'FAILED'}  ${c.check}`),
-    '',
-  ].join('\n'))
+  console.log(
+    [
+      '',
+      `REDIRECT_WORKERS=${options.workers}, wrk -t1 -c${options.connections} -d${options.duration} over ${options.links} links, one worker SIGKILLed halfway`,
+      `  ${Math.round(run.rps)} req/s, p99 ${(run.latency.p99 / 1000).toFixed(2)} ms; clients received ${received} redirects (${warm.redirects} warm-up), ${inFlight} in flight at most`,
+      `  clicks in ClickHouse: ${rows} rows, ${distinct} distinct click ids${settledAfterMs === null ? ' (not settled within 30 s)' : `, settled ${settledAfterMs} ms after the load stopped`}`,
+      ...checks.map((c) => `  ${c.met ? 'met   ' : 'FAILED'}  ${c.check}`),
+      '',
+    ].join('\n'),
+  )
   if (checks.some((c) => !c.met)) bench.fail()
 }
 

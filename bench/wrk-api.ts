@@ -23,7 +23,9 @@ function lua(text: string): string {
 }
 
 function luaRequest(r: PreparedRequest): string {
-  const headers = Object.entries(r.headers).map(([name, value]) => `[${lua(name)}]=${lua(value)}`).join(', ')
+  const headers = Object.entries(r.headers)
+    .map(([name, value]) => `[${lua(name)}]=${lua(value)}`)
+    .join(', ')
   return `{ ${lua(r.method)}, ${lua(r.path)}, { ${headers} }, ${r.body === undefined ? 'nil' : lua(r.body)} }`
 }
 

@@ -22,7 +22,12 @@ describe('durationMs', () => {
 describe('parseWrkResult', () => {
   const line = (counted: boolean) =>
     JSON.stringify({
-      requests: 1000, sent: 1064, duration_us: 2_000_000, counted, redirects: counted ? 990 : 0, others: counted ? 10 : 0,
+      requests: 1000,
+      sent: 1064,
+      duration_us: 2_000_000,
+      counted,
+      redirects: counted ? 990 : 0,
+      others: counted ? 10 : 0,
       errors: { connect: 0, read: 0, write: 0, status: 7, timeout: 0 },
       latency: { p50: 400, p90: 800, p99: 2000, p999: 4000, max: 9000, mean: 450.5 },
     })

@@ -61,12 +61,7 @@ export function writeWrkScript(path: string, options: WrkScriptOptions): string 
     'end',
   ]
   if (options.countStatuses) {
-    lines.push(
-      '',
-      'function response(status, headers, body)',
-      '  if status >= 300 and status < 400 then redirects = redirects + 1 else others = others + 1 end',
-      'end',
-    )
+    lines.push('', 'function response(status, headers, body)', '  if status >= 300 and status < 400 then redirects = redirects + 1 else others = others + 1 end', 'end')
   }
   if (options.delayMs !== undefined) lines.push('', ...delayLua(options.delayMs))
   lines.push('', ...doneLua(options.countStatuses === true))
@@ -129,7 +124,20 @@ export function killRunningWrk(): void {
 
 /** Runs wrk to completion (killed if it overruns its duration by 30 s) and parses its result line. */
 export async function runWrk(run: WrkRun): Promise<WrkResult> {
-  const args = [...(run.prefix ?? []), 'wrk', `-t${run.threads}`, `-c${run.connections}`, `-d${run.duration}`, '--latency', '--timeout', '2s', ...(run.headers ?? []).flatMap((h) => ['-H', h]), '-s', run.script, run.url]
+  const args = [
+    ...(run.prefix ?? []),
+    'wrk',
+    `-t${run.threads}`,
+    `-c${run.connections}`,
+    `-d${run.duration}`,
+    '--latency',
+    '--timeout',
+    '2s',
+    ...(run.headers ?? []).flatMap((h) => ['-H', h]),
+    '-s',
+    run.script,
+    run.url,
+  ]
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   running.add(proc)
   void proc.exited.then(() => running.delete(proc))
@@ -146,8 +154,14 @@ export async function runWrk(run: WrkRun): Promise<WrkResult> {
 
 export function parseWrkResult(json: string): Omit<WrkResult, 'cpuSeconds'> {
   const raw = JSON.parse(json) as {
-    requests: number; sent: number; duration_us: number; counted: boolean; redirects: number; others: number
-    errors: WrkResult['errors']; latency: WrkResult['latency']
+    requests: number
+    sent: number
+    duration_us: number
+    counted: boolean
+    redirects: number
+    others: number
+    errors: WrkResult['errors']
+    latency: WrkResult['latency']
   }
   const non3xx = raw.counted ? raw.others : raw.errors.status
   return {

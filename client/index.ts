@@ -14,11 +14,7 @@ export type { components, operations, paths } from './schema.js'
  * for the public routes (POST /api/v1/guest/token, /health). `options` go to openapi-fetch (fetch,
  * more headers, …).
  */
-export function createLinkClient(
-  baseUrl: string,
-  token?: string,
-  options: Omit<ClientOptions, 'baseUrl' | 'headers'> & { headers?: Record<string, string> } = {},
-) {
+export function createLinkClient(baseUrl: string, token?: string, options: Omit<ClientOptions, 'baseUrl' | 'headers'> & { headers?: Record<string, string> } = {}) {
   const headers = { ...options.headers, ...(token !== undefined && { authorization: `Bearer ${token}` }) }
   return createClient<paths>({ ...options, baseUrl, headers })
 }

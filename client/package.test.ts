@@ -70,7 +70,10 @@ describe('client/ as a package of its own', () => {
 
     const project = join(scratch, 'project')
     run(['mkdir', '-p', project], scratch)
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { '@linkservice/client': `file:${join(scratch, tarball.filename)}` } }))
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { '@linkservice/client': `file:${join(scratch, tarball.filename)}` } }),
+    )
     // openapi-fetch from the local cache the repository's own install filled; the registry only if it is not there.
     try {
       run([process.execPath, 'install', '--offline', '--no-save'], project)

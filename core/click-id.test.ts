@@ -73,7 +73,7 @@ describe('click signature', () => {
     }
   })
 
-  test("the signature of another click is rejected, also another click of the same link", () => {
+  test('the signature of another click is rejected, also another click of the same link', () => {
     const link = linkId()
     const first = newClickId(link, 1_700_000_000_000)
     const second = newClickId(link, 1_700_000_000_000)
@@ -82,7 +82,7 @@ describe('click signature', () => {
     expect(verifyClickSignature(other, signClickId(first, keys), keys)).toBe(false)
   })
 
-  test('unknown kid, or a known kid with another key\'s signature, is rejected', () => {
+  test("unknown kid, or a known kid with another key's signature, is rejected", () => {
     const id = newClickId(linkId(), Date.now())
     const underB = signClickId(id, [keyB])
     expect(verifyClickSignature(id, underB, [keyA])).toBe(false)
@@ -112,7 +112,10 @@ describe('CLICK_SIGNING_KEYS', () => {
 
   test('"kid:secret" pairs, the first signs', () => {
     const config = parseConfig({ ...split, CLICK_SIGNING_KEYS: `new:${secret('n')}, old:${secret('o')}` })
-    expect(config.clickSigningKeys).toEqual([{ kid: 'new', secret: secret('n') }, { kid: 'old', secret: secret('o') }])
+    expect(config.clickSigningKeys).toEqual([
+      { kid: 'new', secret: secret('n') },
+      { kid: 'old', secret: secret('o') },
+    ])
   })
 
   test('a short secret, a bad kid, a missing colon or a repeated kid stop the boot naming the variable', () => {

@@ -16,10 +16,27 @@ export const CLICKS_TABLE = 'clicks_v1'
 
 /** Column order of an encoded row. */
 export const CLICK_COLUMNS = [
-  'click_id', 'link_id', 'domain', 'alias', 'timestamp', 'referrer', 'user_agent', 'ip_hash', 'country',
+  'click_id',
+  'link_id',
+  'domain',
+  'alias',
+  'timestamp',
+  'referrer',
+  'user_agent',
+  'ip_hash',
+  'country',
   // migrations/clickhouse/0002_click_enrichment.sql
-  'device_type', 'browser', 'os', 'is_bot', 'bot_reason', 'referrer_host',
-  'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content',
+  'device_type',
+  'browser',
+  'os',
+  'is_bot',
+  'bot_reason',
+  'referrer_host',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
   // migrations/clickhouse/0006_click_route.sql
   'route',
 ] as const
@@ -75,10 +92,16 @@ export function tsvField(value: string): string {
 }
 
 /** A referrer as stored: its text (bounded, escaped) and its host, both memoised per referrer. */
-export interface StoredReferrer { text: string; host: string }
+export interface StoredReferrer {
+  text: string
+  host: string
+}
 
 /** A user agent as stored: its text (bounded, escaped) and device_type … bot_reason. */
-export interface StoredUserAgent { text: string; columns: string }
+export interface StoredUserAgent {
+  text: string
+  columns: string
+}
 
 /**
  * Encodes click events as TabSeparated rows. Whatever repeats is computed once and memoised: the keyed
@@ -98,7 +121,10 @@ export class ClickEncoder {
   private readonly places: Memo<string>
   private readonly ipHasher: IpHasher
 
-  constructor(ipHashSecret: string, private readonly options: { geoByIp?: boolean } = {}) {
+  constructor(
+    ipHashSecret: string,
+    private readonly options: { geoByIp?: boolean } = {},
+  ) {
     this.ipHasher = new IpHasher(ipHashSecret, IP_MEMO_SIZE)
     this.places = new Memo(IP_MEMO_SIZE, (ip) => this.placeOnce(ip, ''))
   }
@@ -115,7 +141,19 @@ export class ClickEncoder {
   }
 
   /** The row of one click given field by field (ClickEvent's fields, in its order). */
-  row(clickId: string, linkId: string, domain: string, alias: string, at: number, referrer: string, userAgent: string, ip: string, country: string, url: string, route: string = DEFAULT_ROUTE): string {
+  row(
+    clickId: string,
+    linkId: string,
+    domain: string,
+    alias: string,
+    at: number,
+    referrer: string,
+    userAgent: string,
+    ip: string,
+    country: string,
+    url: string,
+    route: string = DEFAULT_ROUTE,
+  ): string {
     const from = this.referrer(referrer)
     const agent = this.userAgent(userAgent)
     return `${tsvField(clickId)}\t${tsvField(linkId)}\t${tsvField(domain)}\t${tsvField(alias)}\t${this.timestamp(at)}\t${from.text}\t${agent.text}\t${this.place(ip, country)}\t${agent.columns}\t${from.host}\t${this.utm(url)}\t${tsvField(route)}\n`

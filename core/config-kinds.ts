@@ -208,8 +208,7 @@ export const Setting = {
   /** true or false (1 or 0). */
   boolean: <O extends Described & { default: boolean }>(options: O) => declared(Type.Boolean({ ...options, read: 'boolean' }), options),
   /** Text, trimmed; `pattern` (checked) and `shape` (said) when it has a form; `secret`: never shown. */
-  text: <O extends Described & Shaped & { default?: string; pattern?: string; lowercase?: boolean; secret?: boolean }>(options: O) =>
-    declared(Type.String({ ...options, read: 'text' }), options),
+  text: <O extends Described & Shaped & { default?: string; pattern?: string; lowercase?: boolean; secret?: boolean }>(options: O) => declared(Type.String({ ...options, read: 'text' }), options),
   /** A path on disk. */
   path: <O extends Described & { default?: string }>(options: O) => declared(Type.String({ ...options, read: 'text', path: true }), options),
   /** A shared secret or key, taken exactly as given; 32 characters keep an HMAC key or a token out of brute-force reach. */

@@ -97,7 +97,10 @@ describe('one schema', () => {
       },
     })
     parseConfig(env)
-    expect([...asked].filter((name) => !(name in ENV_SCHEMA.properties)), [...asked].join(' ')).toEqual([])
+    expect(
+      [...asked].filter((name) => !(name in ENV_SCHEMA.properties)),
+      [...asked].join(' '),
+    ).toEqual([])
     expect(asked.size, [...asked].join(' ')).toBe(Object.keys(ENV_SCHEMA.properties).length)
   })
 
@@ -106,7 +109,7 @@ describe('one schema', () => {
     expect([config.port, config.dataDir, config.metricsToken]).toEqual([3000, './data', ` ${'m'.repeat(32)} `])
   })
 
-  test('a default object is the parse\'s own: changing one Config leaves the next parse alone', () => {
+  test("a default object is the parse's own: changing one Config leaves the next parse alone", () => {
     parseConfig({}).conversionsPerClick.signup = 99
     expect(parseConfig({}).conversionsPerClick).toEqual({ signup: 1, lead: 1, '*': 100 })
   })
@@ -125,7 +128,7 @@ describe('one schema', () => {
     expect(() => parseConfig({ TRUSTED_PROXY_HOPS: '0', TRUSTED_IP_HEADER: 'x-real-ip' })).toThrow(/TRUSTED_PROXY_HOPS and TRUSTED_IP_HEADER are both set/)
   })
 
-  test('an error names the variable and never shows a secret\'s value', () => {
+  test("an error names the variable and never shows a secret's value", () => {
     const secret = 'hunter2-0123456789'
     const cases: Record<string, string>[] = [
       { METRICS_TOKEN: secret },

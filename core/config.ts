@@ -392,7 +392,11 @@ function limits(vars: Vars): Limits {
 }
 
 /** The items of a comma-separated setting, trimmed, blanks dropped. */
-const commaList = (text: string | undefined) => (text ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '')
+const commaList = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
 
 const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const MIN_BLOCKLIST_REFRESH_MS = 10_000
@@ -411,9 +415,11 @@ function blocklistConfig(vars: Vars, warn: (line: string) => void): BlocklistCon
   const production = vars.NODE_ENV === 'production'
   const allowHttpLoopback = vars.BLOCKLIST_ALLOW_HTTP_LOOPBACK && !production
   if (vars.BLOCKLIST_ALLOW_HTTP_LOOPBACK) {
-    warn(production
-      ? '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: block lists are fetched over https from public addresses only'
-      : '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is for tests only: block lists may be fetched from loopback addresses, over http too')
+    warn(
+      production
+        ? '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: block lists are fetched over https from public addresses only'
+        : '[config] BLOCKLIST_ALLOW_HTTP_LOOPBACK=true is for tests only: block lists may be fetched from loopback addresses, over http too',
+    )
   }
   const urls = commaList(vars.BLOCKLIST_URLS)
   for (const text of urls) {
@@ -460,9 +466,11 @@ function reputationConfig(vars: Vars, env: Env, warn: (line: string) => void): R
   const production = env.NODE_ENV?.trim() === 'production'
   const allowHttpLoopback = vars.REPUTATION_ALLOW_HTTP_LOOPBACK && !production
   if (vars.REPUTATION_ALLOW_HTTP_LOOPBACK) {
-    warn(production
-      ? '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: SAFE_DNS_URL and WEB_RISK_URL are called over https on public addresses only'
-      : '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is for tests only: SAFE_DNS_URL and WEB_RISK_URL may be on loopback addresses, over http too')
+    warn(
+      production
+        ? '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is ignored because NODE_ENV=production: SAFE_DNS_URL and WEB_RISK_URL are called over https on public addresses only'
+        : '[config] REPUTATION_ALLOW_HTTP_LOOPBACK=true is for tests only: SAFE_DNS_URL and WEB_RISK_URL may be on loopback addresses, over http too',
+    )
   }
   for (const name of ['SAFE_DNS_URL', 'WEB_RISK_URL'] as const) {
     const text = vars[name]
@@ -493,9 +501,11 @@ function webhooksConfig(vars: Vars, warn: (line: string) => void): WebhooksConfi
   if (out !== undefined) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be seconds from 1 to ${MAX_WEBHOOK_RETRY_SECONDS}, got ${out}`)
   const production = vars.NODE_ENV === 'production'
   if (vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS) {
-    warn(production
-      ? '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is ignored because NODE_ENV=production: webhooks are sent over https to public addresses only'
-      : '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is for tests only: webhooks may be sent to loopback addresses, over http too')
+    warn(
+      production
+        ? '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is ignored because NODE_ENV=production: webhooks are sent over https to public addresses only'
+        : '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is for tests only: webhooks may be sent to loopback addresses, over http too',
+    )
   }
   return { retryScheduleSeconds, allowPrivateTargets: vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS && !production }
 }

@@ -21,8 +21,12 @@ export interface IpCountryTable {
 }
 
 const EMPTY: IpCountryTable = {
-  v4Start: new Uint32Array(0), v4End: new Uint32Array(0), v4Country: new Uint16Array(0),
-  v6Start: new BigUint64Array(0), v6End: new BigUint64Array(0), v6Country: new Uint16Array(0),
+  v4Start: new Uint32Array(0),
+  v4End: new Uint32Array(0),
+  v4Country: new Uint16Array(0),
+  v6Start: new BigUint64Array(0),
+  v6End: new BigUint64Array(0),
+  v6Country: new Uint16Array(0),
 }
 
 let table: IpCountryTable | null = null
@@ -45,10 +49,7 @@ export function loadIpCountries(log?: (line: string) => void): Promise<IpCountry
 
 async function load(): Promise<IpCountryTable> {
   const file = (name: string) => Bun.resolveSync(`${PACKAGE}/${name}`, import.meta.dir)
-  const [v4, v6] = await Promise.all([
-    readFile(file('geo-whois-asn-country-ipv4-num.csv'), 'utf8'),
-    readFile(file('geo-whois-asn-country-ipv6-num.csv'), 'utf8'),
-  ])
+  const [v4, v6] = await Promise.all([readFile(file('geo-whois-asn-country-ipv4-num.csv'), 'utf8'), readFile(file('geo-whois-asn-country-ipv6-num.csv'), 'utf8')])
   const four = await parseRanges(v4, (s) => Number(s), Uint32Array)
   const six = await parseRanges(v6, (s) => BigInt(s) >> 64n, BigUint64Array)
   return { v4Start: four.start, v4End: four.end, v4Country: four.country, v6Start: six.start, v6End: six.end, v6Country: six.country }
@@ -57,11 +58,7 @@ async function load(): Promise<IpCountryTable> {
 type Ranges<A> = { start: A; end: A; country: Uint16Array }
 
 /** Parses "start,end,CC" lines (sorted, as shipped), merging neighbours of one country. */
-async function parseRanges<T extends number | bigint, A extends Uint32Array | BigUint64Array>(
-  text: string,
-  parse: (s: string) => T,
-  Typed: { new (n: number): A },
-): Promise<Ranges<A>> {
+async function parseRanges<T extends number | bigint, A extends Uint32Array | BigUint64Array>(text: string, parse: (s: string) => T, Typed: { new (n: number): A }): Promise<Ranges<A>> {
   let lines = 0
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++
   const start = new Typed(lines + 1)
@@ -99,8 +96,14 @@ async function parseRanges<T extends number | bigint, A extends Uint32Array | Bi
 // Private, loopback, link-local, CGNAT, multicast and reserved space has no country (the data maps a
 // few such blocks, e.g. 192.168/16, to the registry that holds them). [first, last] as numbers.
 const SPECIAL_V4: [number, number][] = [
-  [0x00000000, 0x00ffffff], [0x0a000000, 0x0affffff], [0x64400000, 0x647fffff], [0x7f000000, 0x7fffffff],
-  [0xa9fe0000, 0xa9feffff], [0xac100000, 0xac1fffff], [0xc0a80000, 0xc0a8ffff], [0xe0000000, 0xffffffff],
+  [0x00000000, 0x00ffffff],
+  [0x0a000000, 0x0affffff],
+  [0x64400000, 0x647fffff],
+  [0x7f000000, 0x7fffffff],
+  [0xa9fe0000, 0xa9feffff],
+  [0xac100000, 0xac1fffff],
+  [0xc0a80000, 0xc0a8ffff],
+  [0xe0000000, 0xffffffff],
 ]
 
 /** ISO 3166 alpha-2 of an IP, or '' when unknown, unparsable, or the table is not loaded yet. */

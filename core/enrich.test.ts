@@ -35,7 +35,7 @@ describe('user agent enrichment', () => {
     expect(classifyUserAgent(console)).toMatchObject({ deviceType: 'other', isBot: false, os: 'PlayStation' })
   })
 
-  test('a bare product token that is no browser counts as a bot (isbot\'s rule)', () => {
+  test("a bare product token that is no browser counts as a bot (isbot's rule)", () => {
     expect(classifyUserAgent('SomeSmartFridge/1.0')).toMatchObject({ isBot: true, botReason: 'somesmartfridge' })
   })
 })
@@ -59,7 +59,11 @@ describe('referrer host', () => {
 describe('UTM snapshot', () => {
   test('reads the utm_* parameters of the destination, decoded, ignoring the fragment', () => {
     expect(utmSnapshot('https://shop.example/p?utm_source=news%20letter&utm_medium=email&utm_campaign=spring&utm_term=shoes&utm_content=hero&x=1#utm_source=no')).toEqual({
-      source: 'news letter', medium: 'email', campaign: 'spring', term: 'shoes', content: 'hero',
+      source: 'news letter',
+      medium: 'email',
+      campaign: 'spring',
+      term: 'shoes',
+      content: 'hero',
     })
     expect(utmSnapshot('https://shop.example/p?utm_source=x')).toEqual({ source: 'x', medium: '', campaign: '', term: '', content: '' })
   })
@@ -98,8 +102,15 @@ describe('country by IP', () => {
 
 describe('click encoder', () => {
   const base: ClickEvent = {
-    clickId: 'c1', linkId: 'link_1', domain: 'sho.rt', alias: 'abcd', at: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
-    referrer: 'https://news.example/x', userAgent: UA.iphoneSafari, ip: '8.8.8.8', country: '',
+    clickId: 'c1',
+    linkId: 'link_1',
+    domain: 'sho.rt',
+    alias: 'abcd',
+    at: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+    referrer: 'https://news.example/x',
+    userAgent: UA.iphoneSafari,
+    ip: '8.8.8.8',
+    country: '',
     url: 'https://shop.example/?utm_source=nl&utm_campaign=a\tb',
   }
 
@@ -110,11 +121,26 @@ describe('click encoder', () => {
     expect(fields).toHaveLength(CLICK_COLUMNS.length)
     const row = Object.fromEntries(CLICK_COLUMNS.map((c, i) => [c, fields[i]]))
     expect(row).toMatchObject({
-      country: 'US', device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', is_bot: '0', bot_reason: '',
-      referrer_host: 'news.example', utm_source: 'nl', utm_medium: '', utm_campaign: 'a\\tb', utm_term: '', utm_content: '',
+      country: 'US',
+      device_type: 'mobile',
+      browser: 'Mobile Safari',
+      os: 'iOS',
+      is_bot: '0',
+      bot_reason: '',
+      referrer_host: 'news.example',
+      utm_source: 'nl',
+      utm_medium: '',
+      utm_campaign: 'a\\tb',
+      utm_term: '',
+      utm_content: '',
     })
     expect(encoder.encode({ ...base, country: 'fr' }).split('\t')[8]).toBe('FR')
-    expect(encoder.encode({ ...base, userAgent: UA.googlebot }).split('\t').slice(9, 14)).toEqual(['bot', '', '', '1', 'googlebot'])
+    expect(
+      encoder
+        .encode({ ...base, userAgent: UA.googlebot })
+        .split('\t')
+        .slice(9, 14),
+    ).toEqual(['bot', '', '', '1', 'googlebot'])
   })
 
   test('without geo by IP the country is the header or nothing', async () => {

@@ -19,7 +19,26 @@ export interface UserAgentInfo {
 // Bots are recognised by isbot (Unlicense: a public-domain dedication), the maintained pattern list
 // most link services use. The stored bot_reason is the product token around what it matched, so a
 // misfire is visible in the data.
-const DESKTOP_OS = new Set(['Windows', 'Mac OS', 'macOS', 'Linux', 'Ubuntu', 'Debian', 'Fedora', 'Chromium OS', 'FreeBSD', 'OpenBSD', 'NetBSD', 'Solaris', 'Mint', 'Arch', 'Gentoo', 'SUSE', 'Red Hat', 'CentOS'])
+const DESKTOP_OS = new Set([
+  'Windows',
+  'Mac OS',
+  'macOS',
+  'Linux',
+  'Ubuntu',
+  'Debian',
+  'Fedora',
+  'Chromium OS',
+  'FreeBSD',
+  'OpenBSD',
+  'NetBSD',
+  'Solaris',
+  'Mint',
+  'Arch',
+  'Gentoo',
+  'SUSE',
+  'Red Hat',
+  'CentOS',
+])
 
 /**
  * Classifies one user agent (not memoised; the encoder keeps a memo in front of this, keyed by
@@ -32,7 +51,7 @@ export function classifyUserAgent(userAgent: string): UserAgentInfo {
   if (matched !== null) {
     const at = userAgent.indexOf(matched)
     // The product name only: "curl/8.4.0" → "curl".
-    const reason = tokenAround(userAgent, Math.max(at , 0), matched.length).split(/[/ ]/)[0]!
+    const reason = tokenAround(userAgent, Math.max(at, 0), matched.length).split(/[/ ]/)[0]!
     return { deviceType: 'bot', browser: '', os: '', isBot: true, botReason: reason }
   }
   // Only what is stored: engine and CPU are never computed.
@@ -40,8 +59,7 @@ export function classifyUserAgent(userAgent: string): UserAgentInfo {
   const browser = parser.getBrowser().name ?? ''
   const os = parser.getOS().name ?? ''
   const type = parser.getDevice().type
-  const deviceType: DeviceType =
-    type === 'mobile' ? 'mobile' : type === 'tablet' ? 'tablet' : type === undefined && DESKTOP_OS.has(os) ? 'desktop' : 'other'
+  const deviceType: DeviceType = type === 'mobile' ? 'mobile' : type === 'tablet' ? 'tablet' : type === undefined && DESKTOP_OS.has(os) ? 'desktop' : 'other'
   return { deviceType, browser, os, isBot: false, botReason: '' }
 }
 
@@ -138,7 +156,10 @@ export function utmSnapshot(url: string): UtmSnapshot {
  */
 export class Memo<V> {
   private readonly map = new Map<string, V>()
-  constructor(private readonly limit: number, private readonly compute: (key: string) => V) {}
+  constructor(
+    private readonly limit: number,
+    private readonly compute: (key: string) => V,
+  ) {}
 
   get(key: string): V {
     let value = this.map.get(key)

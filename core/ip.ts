@@ -32,4 +32,3 @@ export function ipv6(host: string): number[] | null {
   if (head.concat(rest).some(Number.isNaN) || known > 8 || (halves.length === 1 && known !== 8)) return null
   return [...head, ...new Array(8 - known).fill(0), ...rest, ...tail]
 }
-

@@ -92,8 +92,33 @@ export function linkState(link: Pick<CachedLink, 'exp' | 'act'>, now: number): L
 
 /** Aliases that cannot be taken on the default domain because the API shares its host in the embedded default. */
 export const RESERVED_ALIASES = new Set([
-  'api', 'oauth', 'swagger', 'health', 'healthz', 'internal', 'billing', '.well-known', 'admin', 'login', 'logout',
-  'static', 'assets', 'favicon.ico', 'robots.txt', 'docs', 'status', 'metrics', 'ready', 'readyz', 'mcp', 'signin', 'signout', 'consent', 'approvals', 'app', 'tls',
+  'api',
+  'oauth',
+  'swagger',
+  'health',
+  'healthz',
+  'internal',
+  'billing',
+  '.well-known',
+  'admin',
+  'login',
+  'logout',
+  'static',
+  'assets',
+  'favicon.ico',
+  'robots.txt',
+  'docs',
+  'status',
+  'metrics',
+  'ready',
+  'readyz',
+  'mcp',
+  'signin',
+  'signout',
+  'consent',
+  'approvals',
+  'app',
+  'tls',
 ])
 
 /** Alias syntax: A-Z a-z 0-9 _ -, length checked by the caller (4-64 default, 1-64 custom). */

@@ -24,7 +24,7 @@ describe('REDIS_URL', () => {
     expect(() => parseRedisUrl('redis+cluster://a:1?x=1')).toThrow(RedisUrlError)
   })
 
-  test('Sentinel: the sentinels (26379 by default), the primary\'s name, its database, and the sentinels\' own password', () => {
+  test("Sentinel: the sentinels (26379 by default), the primary's name, its database, and the sentinels' own password", () => {
     expect(parseRedisUrl('redis+sentinel://:pw@s1,s2:26380/mymaster/3?sentinel_password=spw')).toEqual({
       kind: 'sentinel',
       sentinels: [

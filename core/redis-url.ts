@@ -42,7 +42,15 @@ const SHAPE = /^(rediss?)(?:\+(cluster|sentinel))?:\/\/(?:([^@/?#]*)@)?([^/?#]*)
 export function parseRedisUrl(raw: string): RedisTarget {
   const match = SHAPE.exec(raw)
   if (!match) throw new RedisUrlError('must look like redis://host:port, redis+cluster://host:port,host:port or redis+sentinel://host:port/primary')
-  const [, scheme, mode, userinfo, hostList, path = '', query = ''] = match as unknown as [string, string, 'cluster' | 'sentinel' | undefined, string | undefined, string, string | undefined, string | undefined]
+  const [, scheme, mode, userinfo, hostList, path = '', query = ''] = match as unknown as [
+    string,
+    string,
+    'cluster' | 'sentinel' | undefined,
+    string | undefined,
+    string,
+    string | undefined,
+    string | undefined,
+  ]
   const kind = mode ?? 'server'
   const hosts = hostList.split(',').map((entry) => hostPort(entry, DEFAULT_PORT[kind]))
   const tls = scheme === 'rediss'
@@ -95,7 +103,6 @@ export function redactedRedisUrl(raw: string): string {
   const user = match[2]?.split(':')[0]
   return `${match[1]}${user ? `${user}@` : ''}${match[3]!.replace(/\/$/, '')}`
 }
-
 
 /** The passwords a URL carries (its own, and a sentinel's in the query), to be cut out of what a driver says. */
 export function passwordsIn(raw: string): string[] {

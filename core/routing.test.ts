@@ -10,7 +10,10 @@ const USER_AGENTS: [string, Device[]][] = [
   ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', ['ios', 'mobile']],
   ['Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0.6778.73 Mobile/15E148 Safari/604.1', ['ios', 'mobile']],
   ['Mozilla/5.0 (iPhone; CPU iPhone OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) FxiOS/120.0 Mobile/15E148 Safari/605.1.15', ['ios', 'mobile']],
-  ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 326.0.3.30.91 (iPhone14,5; iOS 17_4; en_US; en; scale=3.00; 1170x2532; 590160221)', ['ios', 'mobile']],
+  [
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 326.0.3.30.91 (iPhone14,5; iOS 17_4; en_US; en; scale=3.00; 1170x2532; 590160221)',
+    ['ios', 'mobile'],
+  ],
   ['Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1', ['ios', 'mobile']],
   ['Mozilla/5.0 (iPad; CPU OS 12_5_7 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Mobile/15E148 Safari/604.1', ['ios', 'mobile']],
   ['Mozilla/5.0 (iPod touch; CPU iPhone OS 12_5_7 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Mobile/15E148 Safari/604.1', ['ios', 'mobile']],
@@ -21,7 +24,10 @@ const USER_AGENTS: [string, Device[]][] = [
   ['Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36', ['android', 'mobile']],
   ['Mozilla/5.0 (Linux; Android 12; SM-X700) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.230 Safari/537.36', ['android', 'mobile']],
   ['Mozilla/5.0 (Linux; Android 9; KFTRWI) AppleWebKit/537.36 (KHTML, like Gecko) Silk/118.3.6 like Chrome/118.0.5993.159 Safari/537.36', ['android', 'mobile']],
-  ['Mozilla/5.0 (Linux; Android 11; Redmi Note 8 Pro Build/RP1A.200720.011; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/119.0.6045.163 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]', ['android', 'mobile']],
+  [
+    'Mozilla/5.0 (Linux; Android 11; Redmi Note 8 Pro Build/RP1A.200720.011; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/119.0.6045.163 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/441.0.0.33.113;]',
+    ['android', 'mobile'],
+  ],
   ['Opera/9.80 (Android; Opera Mini/36.2.2254/119.132; U; id) Presto/2.12.423 Version/12.16', ['android', 'mobile']],
   // Other phones
   ['Mozilla/5.0 (Windows Phone 10.0; Android 6.0.1; Microsoft; Lumia 950) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/52.0.2743.116 Mobile Safari/537.36 Edge/15.15063', ['android', 'mobile']],
@@ -51,7 +57,10 @@ const USER_AGENTS: [string, Device[]][] = [
   ['facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)', []],
   ['curl/8.5.0', []],
   ['', []],
-  ['Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.69 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', ['android', 'mobile']],
+  [
+    'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.69 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+    ['android', 'mobile'],
+  ],
 ]
 
 function visitor(facts: Partial<Record<keyof VisitorFacts, string>>): VisitorFacts & { asked: string[] } {
@@ -113,9 +122,7 @@ describe('Accept-Language', () => {
 
 describe('IP blocks', () => {
   const routing: CachedRouting = {
-    rules: [
-      { id: 'office', url: 'https://office.example/', ip: ['203.0.113.0/24', '2001:db8:aa00::/40', '198.51.100.7', '::ffff:192.0.2.0/120'] },
-    ],
+    rules: [{ id: 'office', url: 'https://office.example/', ip: ['203.0.113.0/24', '2001:db8:aa00::/40', '198.51.100.7', '::ffff:192.0.2.0/120'] }],
   }
 
   test('IPv4 and IPv6 blocks, a bare address, an IPv4-mapped client address and block', () => {

@@ -110,7 +110,7 @@ export interface CompiledRouting {
   /** Each rule's pick, in order (the program's own objects). */
   rules: RoutePick[]
   /** The running A/B test as compiled (its picks are the program's). */
-  ab?: { picks: RoutePick[]; /** Cumulative weights out of 100. */ upTo: number[]; sticky: boolean }
+  ab?: { picks: RoutePick[] /** Cumulative weights out of 100. */; upTo: number[]; sticky: boolean }
 }
 
 export function compileRouting(routing: CachedRouting): CompiledRouting {
@@ -413,7 +413,7 @@ function inBlock(words: Uint32Array, blocks: Slot[], at: number): boolean {
   let left = blocks[at + 1] as number
   for (let i = 0; left > 0; i++, left -= 32) {
     const mask = left >= 32 ? 0xffffffff : (0xffffffff << (32 - left)) >>> 0
-    if (((words[i]! & mask) >>> 0) !== (((blocks[at + 2 + i] as number) & mask) >>> 0)) return false
+    if ((words[i]! & mask) >>> 0 !== ((blocks[at + 2 + i] as number) & mask) >>> 0) return false
   }
   return true
 }

@@ -32,7 +32,12 @@ function spoolWithShipper(sink: SpoolSink<string[], FlushLabel>, overrides: Part
   const said: string[] = []
   let trimmed = (_bytes: number) => {}
   const shipper = new SpoolShipper<string, string[], FlushLabel>(sink, {
-    labels: LABELS, maxMemoryRows: 1000, retryDelayMs: 10, maxRetryDelayMs: 50, words: WORDS, log: (l) => said.push(l),
+    labels: LABELS,
+    maxMemoryRows: 1000,
+    retryDelayMs: 10,
+    maxRetryDelayMs: 50,
+    words: WORDS,
+    log: (l) => said.push(l),
     trimmed: (bytes) => trimmed(bytes),
     load(segment: Segment<string>) {
       if (segment.events) return { batch: segment.events, rows: segment.events.length }
@@ -75,7 +80,7 @@ describe('shipping', () => {
     log.close()
   })
 
-  test('the bytes of each shipped segment are trimmed from the log\'s bound', async () => {
+  test("the bytes of each shipped segment are trimmed from the log's bound", async () => {
     const { sink } = recordingSink()
     const { log, shipper } = spoolWithShipper(sink)
     await log.append('abc')
@@ -142,7 +147,9 @@ describe('timers', () => {
   test('neither the sealing interval nor the retry backoff keeps a process alive: what is unsealed waits on disk', async () => {
     const dir = join(tmpdir(), `spool-exit-${crypto.randomUUID()}`)
     const script = join(tmpdir(), `spool-exit-${crypto.randomUUID()}.ts`)
-    writeFileSync(script, `
+    writeFileSync(
+      script,
+      `
       import { SpoolLog } from ${JSON.stringify(join(import.meta.dir, 'spool.ts'))}
       import { SpoolShipper } from ${JSON.stringify(join(import.meta.dir, 'spool-shipper.ts'))}
       import { LINES, WORDS, lines } from ${JSON.stringify(join(import.meta.dir, '../test/support/spool-fixtures.ts'))}
@@ -154,13 +161,18 @@ describe('timers', () => {
       log.flushNow('flush')
       await log.append('unsealed')
       console.log('appended')
-    `)
+    `,
+    )
     const child = Bun.spawn([process.execPath, script], { stdout: 'pipe', stderr: 'pipe' })
     const exited = await Promise.race([child.exited, Bun.sleep(20_000).then(() => 'still running')])
     if (exited === 'still running') child.kill()
     expect(exited, await new Response(child.stderr).text()).toBe(0)
     expect(await new Response(child.stdout).text()).toBe('appended\n')
-    expect(segmentsIn(dir).sort().map((f) => readFileSync(join(dir, f), 'utf8'))).toEqual(['sealed and retried\n', 'unsealed\n'])
+    expect(
+      segmentsIn(dir)
+        .sort()
+        .map((f) => readFileSync(join(dir, f), 'utf8')),
+    ).toEqual(['sealed and retried\n', 'unsealed\n'])
     rmSync(script, { force: true })
   }, 30_000)
 })

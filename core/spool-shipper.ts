@@ -60,7 +60,10 @@ export class SpoolShipper<T, B, L extends FlushLabel> {
   private readonly says: ReturnType<typeof spoolSays>
   private readonly stats: Omit<ShipperStats<L>, 'pendingRows' | 'spooledFiles'>
 
-  constructor(private readonly sink: SpoolSink<B, L>, private readonly options: ShipperOptions<T, B, L>) {
+  constructor(
+    private readonly sink: SpoolSink<B, L>,
+    private readonly options: ShipperOptions<T, B, L>,
+  ) {
     this.retryDelay = options.retryDelayMs
     this.says = spoolSays(options.words, options.log)
     const flushes = Object.fromEntries(options.labels.map((l) => [l, 0])) as Record<L, number>

@@ -9,7 +9,10 @@ import { join } from 'node:path'
 import { leftoverSegments, tokenOf } from './spool-files'
 import { LINES, openSpool } from '../test/support/spool-fixtures'
 
-const files = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(LINES.suffix)).map((f) => join(dir, f))
+const files = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(LINES.suffix))
+    .map((f) => join(dir, f))
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 describe('group commit', () => {
@@ -46,7 +49,11 @@ describe('sealing', () => {
     while (sealed.length < 2 && Date.now() < deadline) await Bun.sleep(10)
     await log.append('r13')
     log.close()
-    expect(sealed.map((s) => [s.label, s.rows])).toEqual([['size', 12], ['interval', 1], ['shutdown', 1]])
+    expect(sealed.map((s) => [s.label, s.rows])).toEqual([
+      ['size', 12],
+      ['interval', 1],
+      ['shutdown', 1],
+    ])
     for (const s of sealed) expect(s.token).toBe(tokenOf(s.file, LINES))
     expect(new Set(sealed.map((s) => s.token)).size).toBe(3)
     expect(sealed.map((s) => s.seq)).toEqual([0, 1, 2])
@@ -60,7 +67,10 @@ describe('sealing', () => {
     await first.log.append('b') // the process dies here: an unsealed segment
     expect(first.sealed.map((s) => [s.label, s.seq])).toEqual([['flush', 0]])
     const again = openSpool({ dir: first.dir })
-    expect(again.leftovers.map((s) => [s.label, s.seq, s.rows])).toEqual([['replay', 0, -1], ['replay', 1, -1]])
+    expect(again.leftovers.map((s) => [s.label, s.seq, s.rows])).toEqual([
+      ['replay', 0, -1],
+      ['replay', 1, -1],
+    ])
     expect(again.log.lastSeq).toBe(1)
     expect(again.log.snapshot().spoolBytes).toBe(4) // 'a\n' and 'b\n'
     await again.log.append('c')
@@ -76,7 +86,11 @@ describe('sealing', () => {
     await log.append('after') // a call still finishing during shutdown
     await nextTurn()
     expect(sealed.map((s) => s.label)).toEqual(['shutdown'])
-    expect(files(dir).map((f) => readFileSync(f, 'utf8')).sort()).toEqual(['after\n', 'before\n'])
+    expect(
+      files(dir)
+        .map((f) => readFileSync(f, 'utf8'))
+        .sort(),
+    ).toEqual(['after\n', 'before\n'])
   })
 
   test('an empty spool has no leftovers; half-written files (.tmp) are removed', () => {

@@ -182,7 +182,8 @@ export class SpoolLog<T> {
   }
 
   private sealSoon(): void {
-    if (this.commit !== null) this.sealDue = true // the flush about to run seals it
+    if (this.commit !== null)
+      this.sealDue = true // the flush about to run seals it
     else this.seal('interval')
   }
 

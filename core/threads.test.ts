@@ -26,7 +26,11 @@ describe('the serving thread first', () => {
   test.skipIf(!existsSync('/proc/self/task'))('every thread but the main one and the GC helpers is lowered, once', async () => {
     const proc = Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'inherit' })
     const out = JSON.parse(await new Response(proc.stdout).text()) as {
-      pid: number; lowered: number; again: number; background: number; threads: Record<string, { name: string; nice: number }>
+      pid: number
+      lowered: number
+      again: number
+      background: number
+      threads: Record<string, { name: string; nice: number }>
     }
     const threads = Object.entries(out.threads)
     const main = out.threads[String(out.pid)]!

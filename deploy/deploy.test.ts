@@ -39,7 +39,9 @@ afterAll(async () => {
 
 describe('deploy/', () => {
   test('prometheus/alerts.yml: every rule has a name, an expression of exported metrics and a summary', () => {
-    const rules = Bun.YAML.parse(readFileSync(join(import.meta.dir, 'prometheus/alerts.yml'), 'utf8')) as { groups: { name: string; rules: { alert: string; expr: string; annotations: { summary: string } }[] }[] }
+    const rules = Bun.YAML.parse(readFileSync(join(import.meta.dir, 'prometheus/alerts.yml'), 'utf8')) as {
+      groups: { name: string; rules: { alert: string; expr: string; annotations: { summary: string } }[] }[]
+    }
     const all = rules.groups.flatMap((g) => g.rules)
     expect(all.length).toBeGreaterThan(5)
     for (const rule of all) {
@@ -47,7 +49,10 @@ describe('deploy/', () => {
       expect(rule.annotations.summary.length, rule.alert).toBeGreaterThan(0)
       const names = metricsIn(rule.expr)
       expect(names.length, rule.alert).toBeGreaterThan(0)
-      expect(names.filter((n) => !exported.has(n)), `${rule.alert}: ${rule.expr}`).toEqual([])
+      expect(
+        names.filter((n) => !exported.has(n)),
+        `${rule.alert}: ${rule.expr}`,
+      ).toEqual([])
     }
     // The promise the service makes: no dropped click goes unnoticed.
     expect(all.some((r) => r.expr.includes('linkservice_clicks_dropped_total'))).toBe(true)
@@ -61,12 +66,15 @@ describe('deploy/', () => {
       for (const target of panel.targets) {
         const names = metricsIn(target.expr)
         expect(names.length, panel.title).toBeGreaterThan(0)
-        expect(names.filter((n) => !exported.has(n)), `${panel.title}: ${target.expr}`).toEqual([])
+        expect(
+          names.filter((n) => !exported.has(n)),
+          `${panel.title}: ${target.expr}`,
+        ).toEqual([])
       }
     }
   })
 
-  test('kubernetes/linkservice.yaml: each workload\'s environment parses as the service\'s configuration; probes, ports and grace period fit', () => {
+  test("kubernetes/linkservice.yaml: each workload's environment parses as the service's configuration; probes, ports and grace period fit", () => {
     type Doc = { kind: string; metadata: { name: string }; data?: Record<string, string>; stringData?: Record<string, string>; spec?: any }
     const docs = Bun.YAML.parse(readFileSync(join(import.meta.dir, 'kubernetes/linkservice.yaml'), 'utf8')) as Doc[]
     const byKind = (kind: string) => docs.filter((d) => d.kind === kind)

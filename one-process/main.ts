@@ -81,7 +81,25 @@ function embeddedSink() {
  * prefix ending in '/' also names its bare path ('/signin' as well as '/signin/code'). These words are
  * reserved aliases (core/link-cache.ts).
  */
-const API_PREFIXES = ['/api/', '/swagger', '/internal/', '/health', '/ready', '/metrics', '/billing/', '/oauth/', '/.well-known/', '/mcp/', '/signin/', '/signout/', '/consent/', '/approvals/', '/app/', '/tls/', '/favicon.ico']
+const API_PREFIXES = [
+  '/api/',
+  '/swagger',
+  '/internal/',
+  '/health',
+  '/ready',
+  '/metrics',
+  '/billing/',
+  '/oauth/',
+  '/.well-known/',
+  '/mcp/',
+  '/signin/',
+  '/signout/',
+  '/consent/',
+  '/approvals/',
+  '/app/',
+  '/tls/',
+  '/favicon.ico',
+]
 const API_BARE_PATHS = new Set(API_PREFIXES.filter((prefix) => prefix.endsWith('/')).map((prefix) => prefix.slice(0, -1)))
 /** The character after the first '/' of every API path: most short links are ruled out by it alone. */
 const API_FIRST_CHARS = new Set(API_PREFIXES.map((prefix) => prefix.charCodeAt(1)))
@@ -102,8 +120,7 @@ const listening = Bun.serve({
   // the same mark. So Bun's limit stays far above it, only a last resort.
   maxRequestBodySize: 1024 ** 3,
   // On a custom domain every path is a short link: the API answers on the service's own hosts only.
-  fetch: (request, srv) =>
-    isApiPath(request.url) && !(redirector.domains.match(request.url) instanceof CustomDomain) ? app.handle(request) : redirector.fetch(request, srv),
+  fetch: (request, srv) => (isApiPath(request.url) && !(redirector.domains.match(request.url) instanceof CustomDomain) ? app.handle(request) : redirector.fetch(request, srv)),
 })
 
 server = listening

@@ -13,7 +13,7 @@ const keys: ClickSigningKey[] = [{ kid: 'k1', secret: 'attribution-test-secret-0
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0, 0)
 
 function link(overrides: Partial<CachedLink> = {}): CachedLink {
-  const id = 'link_' + Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
+  const id = `link_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')}`
   return { v: 1, id, url: 'https://x.com/p?a=1#frag', ...overrides }
 }
 
@@ -116,7 +116,7 @@ describe('Pro attribution on redirect', () => {
 
 describe('withAttribution', () => {
   const id = 'C'.repeat(44)
-  const sig = 'k1.' + 'S'.repeat(43)
+  const sig = `k1.${'S'.repeat(43)}`
   const tail = `mu_click=${id}&mu_sig=${sig}`
 
   test('appends after the query and before the fragment, leaving both byte for byte', () => {

@@ -19,8 +19,15 @@ function click(linkId: string, n: number): ClickEvent {
 
 function options(overrides: Partial<RecorderOptions> = {}): RecorderOptions {
   return {
-    batchSize: 100, flushIntervalMs: 50, ipHashSecret: secret, maxSpoolBytes: 64 * 1024 * 1024, fsync: false,
-    spoolDir: mkdtempSync(join(tmpdir(), 'spool-')), retryDelayMs: 10, maxRetryDelayMs: 50, ...overrides,
+    batchSize: 100,
+    flushIntervalMs: 50,
+    ipHashSecret: secret,
+    maxSpoolBytes: 64 * 1024 * 1024,
+    fsync: false,
+    spoolDir: mkdtempSync(join(tmpdir(), 'spool-')),
+    retryDelayMs: 10,
+    maxRetryDelayMs: 50,
+    ...overrides,
   }
 }
 
@@ -69,7 +76,11 @@ describe('click batcher', () => {
     const linkId = `link_${crypto.randomUUID()}`
     const { sink, state } = flakySink(clickhouseSink(client))
     const recorder = await workerRecorder({ sink }, options({ batchSize: 10, flushIntervalMs: 100 }))
-    for (let i = 0; i < 25; i += 5) await record(recorder, Array.from({ length: 5 }, (_, k) => click(linkId, i + k)))
+    for (let i = 0; i < 25; i += 5)
+      await record(
+        recorder,
+        Array.from({ length: 5 }, (_, k) => click(linkId, i + k)),
+      )
     await until(async () => (await countClicks(client, linkId)) === 25)
     expect(state.labels.filter((l) => l === 'size').length).toBe(2)
     expect(state.labels).toContain('interval')
@@ -82,7 +93,10 @@ describe('click batcher', () => {
     const { sink, state } = flakySink(clickhouseSink(client))
     state.loseAnswers = 2
     const recorder = await workerRecorder({ sink }, options({ batchSize: 50 }))
-    await record(recorder, Array.from({ length: 50 }, (_, i) => click(linkId, i)))
+    await record(
+      recorder,
+      Array.from({ length: 50 }, (_, i) => click(linkId, i)),
+    )
     await until(() => recorder.stats().batchesWritten === 1)
     expect(state.tokens.length).toBe(3)
     expect(new Set(state.tokens).size).toBe(1)
@@ -97,7 +111,11 @@ describe('click batcher', () => {
     state.down = true
     const opts = options({ batchSize: 20 })
     const recorder = await workerRecorder({ sink }, opts)
-    for (let i = 0; i < 200; i += 20) await record(recorder, Array.from({ length: 20 }, (_, k) => click(linkId, i + k)))
+    for (let i = 0; i < 200; i += 20)
+      await record(
+        recorder,
+        Array.from({ length: 20 }, (_, k) => click(linkId, i + k)),
+      )
     // The worker's counters reach this thread every 250 ms.
     await until(() => recorder.stats().spooledFiles === 10 && recorder.stats().failedAttempts > 0)
     const waiting = recorder.stats()
@@ -124,7 +142,10 @@ describe('click batcher', () => {
     state.loseAnswers = 2
     const recorder = await workerRecorder({ sink }, options({ batchSize: 30 }))
     const referrer = 'https://a.example/?q=tab\there\nline\\back'
-    await record(recorder, Array.from({ length: 30 }, (_, i) => ({ ...click(linkId, i), referrer, userAgent: 'curl/8.4.0' })))
+    await record(
+      recorder,
+      Array.from({ length: 30 }, (_, i) => ({ ...click(linkId, i), referrer, userAgent: 'curl/8.4.0' })),
+    )
     await until(() => recorder.stats().batchesWritten === 1, 20_000)
     await recorder.stop(1000)
     expect(state.tokens).toHaveLength(3)
@@ -158,7 +179,11 @@ describe('click batcher', () => {
         await until(() => stats().batchesWritten === before + 1, 20_000)
       }
       await recorder.stop(5000)
-      const result = await client.query({ query: 'SELECT count() AS rows, uniqExact(click_id) AS ids, countIf(referrer NOT LIKE \'https://r.example/%\') AS odd FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+      const result = await client.query({
+        query: "SELECT count() AS rows, uniqExact(click_id) AS ids, countIf(referrer NOT LIKE 'https://r.example/%') AS odd FROM clicks_v1 WHERE link_id = {linkId:String}",
+        query_params: { linkId },
+        format: 'JSONEachRow',
+      })
       const [counts] = await result.json<{ rows: string | number; ids: string | number; odd: string | number }>()
       expect([counts!.rows, counts!.ids, counts!.odd].map(Number)).toEqual([1307, 1307, 0])
       expect(state.tokens.length).toBe(4) // three batches, the last one twice
@@ -172,7 +197,10 @@ describe('click batcher', () => {
     state.down = true
     const opts = options({ batchSize: 1000, flushIntervalMs: 10_000 })
     const first = await workerRecorder({ sink }, opts)
-    await record(first, Array.from({ length: 30 }, (_, i) => click(linkId, i)))
+    await record(
+      first,
+      Array.from({ length: 30 }, (_, i) => click(linkId, i)),
+    )
     const stats = await first.stop(200)
     expect(stats.flushes.shutdown).toBe(1)
     expect(stats.spooledFiles).toBe(1)
@@ -191,7 +219,10 @@ describe('click batcher', () => {
     state.loseAnswers = 1_000 // every insert lands, no answer arrives: the file is never deleted
     const opts = options({ batchSize: 1000, flushIntervalMs: 200 })
     const first = await workerRecorder({ sink }, opts)
-    await record(first, Array.from({ length: 40 }, (_, i) => click(linkId, i)))
+    await record(
+      first,
+      Array.from({ length: 40 }, (_, i) => click(linkId, i)),
+    )
     await until(() => state.tokens.length > 0, 20_000) // inserted at least once, never acknowledged
     await first.stop(200) // what a SIGKILL after the insert leaves: the segment on disk
     expect(await countClicks(client, linkId)).toBe(40)
@@ -241,7 +272,21 @@ describe('click batcher', () => {
     const rows = await result.json()
     const none = { utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '' }
     expect(rows, JSON.stringify(rows)).toEqual([
-      { click_id: `${linkId}-1`, country: 'US', device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', is_bot: 0, bot_reason: '', referrer_host: 'news.example.com', utm_source: 'news', utm_medium: 'email', utm_campaign: 'spring sale', utm_term: 't', utm_content: 'hero' },
+      {
+        click_id: `${linkId}-1`,
+        country: 'US',
+        device_type: 'mobile',
+        browser: 'Mobile Safari',
+        os: 'iOS',
+        is_bot: 0,
+        bot_reason: '',
+        referrer_host: 'news.example.com',
+        utm_source: 'news',
+        utm_medium: 'email',
+        utm_campaign: 'spring sale',
+        utm_term: 't',
+        utm_content: 'hero',
+      },
       { click_id: `${linkId}-2`, country: 'DE', device_type: 'bot', browser: '', os: '', is_bot: 1, bot_reason: 'googlebot', referrer_host: '', ...none },
       { click_id: `${linkId}-3`, country: 'DE', device_type: 'bot', browser: '', os: '', is_bot: 1, bot_reason: 'empty-user-agent', referrer_host: '', ...none },
     ])
@@ -256,7 +301,11 @@ describe('click batcher', () => {
     const recorder = await workerRecorder({ sink: clickhouseSink(client) }, opts)
     await shipped(recorder, 1)
     await recorder.stop(1000)
-    const result = await client.query({ query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}', query_params: { linkId }, format: 'JSONEachRow' })
+    const result = await client.query({
+      query: 'SELECT user_agent, country, device_type, is_bot, utm_content FROM clicks_v1 WHERE link_id = {linkId:String}',
+      query_params: { linkId },
+      format: 'JSONEachRow',
+    })
     expect(await result.json()).toEqual([{ user_agent: 'curl/8', country: 'FR', device_type: '', is_bot: 0, utm_content: '' }])
     expect(readdirSync(opts.spoolDir)).toEqual([])
   })
@@ -272,7 +321,11 @@ describe('click batcher', () => {
     const recorder = await workerRecorder({ sink: clickhouseSink(client) }, opts)
     await shipped(recorder, 2)
     await recorder.stop(1000)
-    const result = await client.query({ query: 'SELECT click_id, referrer, user_agent FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id', query_params: { linkId }, format: 'JSONEachRow' })
+    const result = await client.query({
+      query: 'SELECT click_id, referrer, user_agent FROM clicks_v1 WHERE link_id = {linkId:String} ORDER BY click_id',
+      query_params: { linkId },
+      format: 'JSONEachRow',
+    })
     expect(await result.json()).toEqual(rows.map((r) => ({ click_id: r.clickId, referrer: r.referrer, user_agent: r.userAgent })))
     expect(tokenOf(file)).toBe('clk-000000000000001-000000-0123456789abcdef')
     expect(readdirSync(opts.spoolDir)).toEqual([])

@@ -67,7 +67,9 @@ const LEGACY_COLUMNS = 9
  */
 export function upgradeRows(chunks: string[], columns: number): string[] {
   if (columns >= CLICK_COLUMNS.length) return chunks
-  const pad = CLICK_COLUMNS.slice(columns).map((c) => (c === 'is_bot' ? '\t0' : c === 'route' ? `\t${DEFAULT_ROUTE}` : '\t')).join('')
+  const pad = CLICK_COLUMNS.slice(columns)
+    .map((c) => (c === 'is_bot' ? '\t0' : c === 'route' ? `\t${DEFAULT_ROUTE}` : '\t'))
+    .join('')
   return chunks.map((chunk) => chunk.replaceAll('\n', `${pad}\n`))
 }
 
@@ -83,7 +85,10 @@ export class ClickBatcher {
   private input = Buffer.allocUnsafe(1 << 16)
   private readonly out = new RowOutput()
 
-  constructor(sink: ClickSink, private readonly options: BatcherOptions) {
+  constructor(
+    sink: ClickSink,
+    private readonly options: BatcherOptions,
+  ) {
     this.encoder = new ClickEncoder(options.ipHashSecret, { geoByIp: options.geoByIp })
     this.bytes = new ClickBytesEncoder(this.encoder)
     const { retryDelayMs = 100, maxRetryDelayMs = 1000, log, trimmed } = options

@@ -17,8 +17,14 @@ const DEFAULT_ROUTE_BYTES = new TextEncoder().encode(DEFAULT_ROUTE)
 /** Distinct values of each memo; a memo is emptied whole when it fills. */
 const MEMO_SIZE = 20_000
 
-interface Referrer { text: Uint8Array; host: Uint8Array }
-interface Agent { text: Uint8Array; columns: Uint8Array }
+interface Referrer {
+  text: Uint8Array
+  host: Uint8Array
+}
+interface Agent {
+  text: Uint8Array
+  columns: Uint8Array
+}
 
 /**
  * The output of a segment's rows: one buffer, kept from batch to batch and grown when a segment needs

@@ -11,7 +11,19 @@ import { ClickLog, type ClickLogOptions } from './click-log'
 import { CLICK_SPOOL, clickLine, frame, readSegment, tokenOf, type Segment } from './segment'
 
 function click(n: number, extra: Partial<ClickEvent> = {}): ClickEvent {
-  return { clickId: `c${n}`, linkId: 'link_1', domain: 'sho.rt', alias: 'abcd', at: 1_700_000_000_000 + n, referrer: '', userAgent: 'UA é中', ip: '10.0.0.1', country: '', url: 'https://dest.example/', ...extra }
+  return {
+    clickId: `c${n}`,
+    linkId: 'link_1',
+    domain: 'sho.rt',
+    alias: 'abcd',
+    at: 1_700_000_000_000 + n,
+    referrer: '',
+    userAgent: 'UA é中',
+    ip: '10.0.0.1',
+    country: '',
+    url: 'https://dest.example/',
+    ...extra,
+  }
 }
 
 function openLog(overrides: Partial<ClickLogOptions> = {}) {
@@ -19,14 +31,24 @@ function openLog(overrides: Partial<ClickLogOptions> = {}) {
   const lines: string[] = []
   const dir = overrides.dir ?? mkdtempSync(join(tmpdir(), 'click-log-'))
   const log = new ClickLog({
-    dir, batchSize: 1000, flushIntervalMs: 60_000, maxBytes: 1 << 20, fsync: false,
-    keepEvents: true, onSeal: (s) => sealed.push(s), log: (line) => lines.push(line), ...overrides,
+    dir,
+    batchSize: 1000,
+    flushIntervalMs: 60_000,
+    maxBytes: 1 << 20,
+    fsync: false,
+    keepEvents: true,
+    onSeal: (s) => sealed.push(s),
+    log: (line) => lines.push(line),
+    ...overrides,
   })
   const leftovers = log.open()
   return { log, dir, sealed, lines, leftovers }
 }
 
-const segmentFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(CLICK_SPOOL.suffix)).map((f) => join(dir, f))
+const segmentFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(CLICK_SPOOL.suffix))
+    .map((f) => join(dir, f))
 
 describe('click log', () => {
   test('clicks of one event-loop turn share one write; the promise resolves once they are in the file', async () => {
@@ -99,7 +121,11 @@ describe('click spool configuration', () => {
     expect(parseConfig({ ...base, CLICK_SPOOL_MAX_BYTES: '2g' }).clicks.maxSpoolBytes).toBe(2 * 1024 ** 3)
   })
   test('a bad value stops the start with a message naming the variable', () => {
-    for (const [name, value] of [['CLICK_SPOOL_MAX_BYTES', 'lots'], ['CLICK_SPOOL_MAX_BYTES', '10'], ['CLICK_FSYNC', 'yes']] as const) {
+    for (const [name, value] of [
+      ['CLICK_SPOOL_MAX_BYTES', 'lots'],
+      ['CLICK_SPOOL_MAX_BYTES', '10'],
+      ['CLICK_FSYNC', 'yes'],
+    ] as const) {
       expect(() => parseConfig({ ...base, [name]: value })).toThrow(ConfigError)
       expect(() => parseConfig({ ...base, [name]: value })).toThrow(name)
     }

@@ -67,9 +67,7 @@ self.onmessage = async (message: MessageEvent<WorkerRequest>) => {
     lowerThisThread()
     try {
       // The batcher reports outages itself (once, and on recovery); the client stays quiet.
-      const sink = request.clickhouseUrl === null
-        ? relaySink
-        : clickhouseSink(createClient({ url: request.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } }))
+      const sink = request.clickhouseUrl === null ? relaySink : clickhouseSink(createClient({ url: request.clickhouseUrl, request_timeout: 10_000, log: { level: ClickHouseLogLevel.OFF } }))
       batcher = new ClickBatcher(sink, {
         ...request.options,
         log: (line) => reply({ type: 'log', line }),

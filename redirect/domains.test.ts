@@ -47,8 +47,12 @@ function fakeSource() {
   return {
     source,
     listeners,
-    message: (host: string) => listeners.filter((l) => l.channel === DOMAIN_CHANNEL).forEach((l) => l.onMessage(host)),
-    reset: () => listeners.forEach((l) => l.onReset?.()),
+    message: (host: string) => {
+      for (const l of listeners) if (l.channel === DOMAIN_CHANNEL) l.onMessage(host)
+    },
+    reset: () => {
+      for (const l of listeners) l.onReset?.()
+    },
   }
 }
 
@@ -124,11 +128,17 @@ describe('DomainSet', () => {
     await set.start()
     fail = true
     message('x')
-    await until(() => loads >= 4, () => `4 loads, ${loads} so far`)
+    await until(
+      () => loads >= 4,
+      () => `4 loads, ${loads} so far`,
+    )
     expect(set.match('http://a.example.com/x')).toBeInstanceOf(CustomDomain)
     expect(log.filter((l) => l.includes('could not be loaded'))).toHaveLength(1)
     fail = false
-    await until(() => log.some((l) => l.includes('loaded again')), () => `'loaded again' logged: ${log.join(' | ')}`)
+    await until(
+      () => log.some((l) => l.includes('loaded again')),
+      () => `'loaded again' logged: ${log.join(' | ')}`,
+    )
     expect(set.counters.loadErrors).toBeGreaterThanOrEqual(3)
     await set.close()
   })

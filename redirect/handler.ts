@@ -3,7 +3,20 @@
 import { ALIAS_PATTERN, linkState, type CachedLink } from '../core/link-cache'
 import { isClickableLinkId, newClickId, signClickId, type ClickSigningKey } from '../core/click-id'
 import { continueToken, continueTokenValid } from './continue-token'
-import { disabledPage, domainRootPage, escapeHtml, expiredPage, inspectPage, interstitialPage, loopDetectedPage, methodNotAllowedPage, notFoundPage, passwordPage, tooManyReportsPage, unavailablePage } from './pages'
+import {
+  disabledPage,
+  domainRootPage,
+  escapeHtml,
+  expiredPage,
+  inspectPage,
+  interstitialPage,
+  loopDetectedPage,
+  methodNotAllowedPage,
+  notFoundPage,
+  passwordPage,
+  tooManyReportsPage,
+  unavailablePage,
+} from './pages'
 import type { ClickEvent } from '../core/clicks'
 import { clientAddress, SOCKET_ADDRESS, type ClientIpRule, type Peer } from '../core/client-ip'
 import { countryOfIp, loadIpCountries } from '../core/enrich-geo'
@@ -21,6 +34,7 @@ export interface RedirectDeps {
    * resolved once the click is on disk (the recorder's log append, answers.ts), or the 302 itself (or
    * nothing) to answer at once.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a recorder that answers nothing may be any function returning nothing
   record: (click: ClickEvent, response: Response) => Response | Promise<Response> | undefined | void
   shortDomain: string
   /** linkCacheKey(shortDomain, ''), computed once: the key of an alias is this plus the alias. */
@@ -308,20 +322,23 @@ function countedRedirect(link: CachedLink, visit: Visit, pick: RoutePick | null 
   // The 302 leaves once the click is in the log (the recorder's group commit): a crash after it loses
   // no click a client was answered for.
   const response = redirectTo(location)
-  const answer = deps.record({
-    clickId,
-    linkId: link.id,
-    domain: visit.domain,
-    alias: visit.alias,
-    at: visit.now,
-    referrer: headers.get('referer') ?? '',
-    userAgent: visit.userAgent(),
-    ip: visit.ip(),
-    country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
-    url: destination,
-    // Always present, so every click has one shape; undefined is DEFAULT_ROUTE to its readers.
-    route: pick === null ? undefined : pick.route,
-  }, response)
+  const answer = deps.record(
+    {
+      clickId,
+      linkId: link.id,
+      domain: visit.domain,
+      alias: visit.alias,
+      at: visit.now,
+      referrer: headers.get('referer') ?? '',
+      userAgent: visit.userAgent(),
+      ip: visit.ip(),
+      country: deps.countryHeader ? (headers.get(deps.countryHeader) ?? '') : '',
+      url: destination,
+      // Always present, so every click has one shape; undefined is DEFAULT_ROUTE to its readers.
+      route: pick === null ? undefined : pick.route,
+    },
+    response,
+  )
   return answer ?? response
 }
 
@@ -334,7 +351,7 @@ async function inspectAnswer(visit: Visit): Promise<Response> {
   if (!deps.inspect || !deps.report) return unavailablePage()
   const origin = visit.url.slice(0, visit.url.indexOf('/', visit.url.indexOf('//') + 2))
   const shortUrl = `${origin}/${alias}`
-  let view
+  let view: Awaited<ReturnType<NonNullable<RedirectDeps['inspect']>>>
   try {
     view = await deps.inspect(domain, alias)
   } catch {
@@ -345,7 +362,7 @@ async function inspectAnswer(visit: Visit): Promise<Response> {
   const form = await readForm(request).catch(() => null)
   if (form === null) return inspectPage(shortUrl, view, 'The report could not be read; please send the form again.', 400)
   const ip = visit.ip()
-  let result
+  let result: Awaited<ReturnType<NonNullable<RedirectDeps['report']>>>
   try {
     result = await deps.report({ domain, alias, reason: form.get('reason') ?? '', details: form.get('details') ?? '', email: form.get('email') ?? '', ip })
   } catch {

@@ -6,11 +6,7 @@ import type { InspectView } from './pages'
 import { decodeCachedLink, LINK_CACHE_VERSION, LINK_CACHE_VERSION_HEADER, type CachedLink } from '../core/link-cache'
 import { INTERNAL_SECRET_HEADER } from '../core/internal-secret'
 
-export type UnlockResult =
-  | { kind: 'ok'; link: CachedLink }
-  | { kind: 'wrong' }
-  | { kind: 'limited'; retryAfterSeconds: number }
-  | { kind: 'gone' }
+export type UnlockResult = { kind: 'ok'; link: CachedLink } | { kind: 'wrong' } | { kind: 'limited'; retryAfterSeconds: number } | { kind: 'gone' }
 
 /** Asks the owner of Postgres. Resolves null for "no such link"; rejects when it cannot tell. */
 export type Resolve = (domain: string, alias: string) => Promise<CachedLink | null>
@@ -37,12 +33,7 @@ export interface ReportInput {
   ip: string
 }
 
-export type ReportResult =
-  | { kind: 'filed' }
-  | { kind: 'already' }
-  | { kind: 'invalid'; hint: string }
-  | { kind: 'limited'; retryAfterSeconds: number }
-  | { kind: 'gone' }
+export type ReportResult = { kind: 'filed' } | { kind: 'already' } | { kind: 'invalid'; hint: string } | { kind: 'limited'; retryAfterSeconds: number } | { kind: 'gone' }
 
 /** Files a visitor's report of a link (the inspect page's form). */
 export type Report = (input: ReportInput) => Promise<ReportResult>

@@ -57,14 +57,18 @@ async function serve(name: string, sharedPort: boolean) {
   // want the same core (core/threads.ts).
   const stopLowering = keepServingThreadFirst()
 
-  stopOnSignal(name, async () => {
-    stopLowering()
-    server.stop()
-    await redirector.stop()
-    const stats = redirector.recorder.stats()
-    console.log(`${name}: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
-    await source.close?.()
-  }, { timeoutMs: config.shutdownTimeoutMs })
+  stopOnSignal(
+    name,
+    async () => {
+      stopLowering()
+      server.stop()
+      await redirector.stop()
+      const stats = redirector.recorder.stats()
+      console.log(`${name}: clicks drained (written ${stats.written}, spooled files ${stats.spooledFiles})`)
+      await source.close?.()
+    },
+    { timeoutMs: config.shutdownTimeoutMs },
+  )
 }
 
 /** GET /ping of the ClickHouse HTTP interface (answers "Ok."), credentials from the URL as Basic auth. */

@@ -20,11 +20,9 @@ export const notFoundPage = () => page(404, 'Link not found', 'There is no link 
 /** The root of a custom domain whose owner set nowhere to send it: says what the host is, nothing more. */
 export const domainRootPage = () => page(200, 'Short links', 'This address serves short links. Open a full short link to be taken to its destination.')
 export const expiredPage = () => page(410, 'Link expired', 'This link has expired and no longer redirects.')
-export const unavailablePage = () =>
-  page(503, 'Temporarily unavailable', 'This link cannot be looked up right now. Please try again in a moment.', { 'Retry-After': '5' })
+export const unavailablePage = () => page(503, 'Temporarily unavailable', 'This link cannot be looked up right now. Please try again in a moment.', { 'Retry-After': '5' })
 export const methodNotAllowedPage = () => page(405, 'Method not allowed', 'Short links answer GET and HEAD only.', { Allow: 'GET, HEAD' })
-export const loopDetectedPage = () =>
-  page(508, 'Redirect loop', 'This link points back at this service, so following it would never end. Its owner needs to change its destination.')
+export const loopDetectedPage = () => page(508, 'Redirect loop', 'This link points back at this service, so following it would never end. Its owner needs to change its destination.')
 
 /**
  * The form of a password-protected link: posts `password` back to the same address (redirect/password.ts).
@@ -49,7 +47,8 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-const STYLE = '<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:12vh auto;padding:0 1rem;color:#1f2937}h1{font-size:1.5rem}.dest{word-break:break-all;padding:.5rem .75rem;background:#f3f4f6;border-radius:.25rem}a.button,button{font:inherit;padding:.45rem .9rem;margin:.25rem .5rem .25rem 0;display:inline-block}label{display:block;margin-top:.75rem}select,textarea,input{font:inherit;width:100%;box-sizing:border-box;padding:.35rem}.muted{color:#4b5563}</style>'
+const STYLE =
+  '<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:12vh auto;padding:0 1rem;color:#1f2937}h1{font-size:1.5rem}.dest{word-break:break-all;padding:.5rem .75rem;background:#f3f4f6;border-radius:.25rem}a.button,button{font:inherit;padding:.45rem .9rem;margin:.25rem .5rem .25rem 0;display:inline-block}label{display:block;margin-top:.75rem}select,textarea,input{font:inherit;width:100%;box-sizing:border-box;padding:.35rem}.muted{color:#4b5563}</style>'
 
 function document(status: number, title: string, body: string): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${title}</title>${STYLE}</head><body>${body}</body></html>`
@@ -93,7 +92,8 @@ const REASONS: [string, string][] = [
 /** The inspect page: the link, never followed, and the report form (posted back to the same address). */
 export function inspectPage(shortUrl: string, view: InspectView, notice = '', status = 200): Response {
   const dest = view.url === null ? '<p>The destination is password protected.</p>' : `<p>Destination:</p><p class="dest">${escapeHtml(view.url)}</p>`
-  const state = view.state === 'disabled' ? '<p><strong>This link was disabled for abuse.</strong></p>' : view.state === 'flagged' ? '<p><strong>Visitors of this link see a warning first.</strong></p>' : ''
+  const state =
+    view.state === 'disabled' ? '<p><strong>This link was disabled for abuse.</strong></p>' : view.state === 'flagged' ? '<p><strong>Visitors of this link see a warning first.</strong></p>' : ''
   const options = REASONS.map(([value, label]) => `<option value="${value}">${label}</option>`).join('')
   return document(
     status,

@@ -141,7 +141,10 @@ describe('password-protected links at the redirector', () => {
     // The invalidation reaches the redirector's cache by the store's pub/sub: polled under a deadline of
     // seconds, not a count of tries.
     let status = 0
-    await until(async () => (status = (await get(alias)).status) === 302, () => `the link still answers ${status}`)
+    await until(
+      async () => (status = (await get(alias)).status) === 302,
+      () => `the link still answers ${status}`,
+    )
     expect(status).toBe(302)
   })
 
@@ -150,7 +153,10 @@ describe('password-protected links at the redirector', () => {
     const down: Unlock = async () => {
       throw new Error('API down')
     }
-    for (const d of [{ ...deps, unlock: down }, { ...deps, unlock: undefined }]) {
+    for (const d of [
+      { ...deps, unlock: down },
+      { ...deps, unlock: undefined },
+    ]) {
       const response = await post(alias, form('open sesame'), { d })
       expect(response.status).toBe(503)
       expect(response.headers.get('location')).toBeNull()

@@ -14,10 +14,11 @@ import type { BatcherOptions, BatcherStats, ClickSink, EncodedBatch, FlushLabel 
 import { ClickLog, type ClickLogOptions, type ClickLogStats } from './click-log'
 import type { Segment } from './segment'
 
-export type RecorderStats = BatcherStats & ClickLogStats & {
-  /** Clicks recorded (on disk) by this run; served redirects = pushed + dropped. */
-  pushed: number
-}
+export type RecorderStats = BatcherStats &
+  ClickLogStats & {
+    /** Clicks recorded (on disk) by this run; served redirects = pushed + dropped. */
+    pushed: number
+  }
 
 export interface ClickRecorder {
   /** On the hot path: the promise the response waits for (the log write), or undefined (not recorded). */
@@ -65,7 +66,12 @@ export type WorkerReply =
   | { type: 'drained'; stats: BatcherStats }
 
 const NO_STATS: BatcherStats = {
-  written: 0, batchesWritten: 0, failedAttempts: 0, pendingRows: 0, spooledFiles: 0, replayedRows: 0,
+  written: 0,
+  batchesWritten: 0,
+  failedAttempts: 0,
+  pendingRows: 0,
+  spooledFiles: 0,
+  replayedRows: 0,
   flushes: { size: 0, interval: 0, shutdown: 0, replay: 0 },
 }
 

@@ -25,7 +25,13 @@ function routed(overrides: Partial<CachedLink> = {}): CachedLink {
         { id: 'de', url: 'https://example.com/de', country: ['DE'] },
         { id: 'promo', url: 'https://example.com/promo', query: [['ref', 'mail']] },
       ],
-      ab: { sticky: true, variants: [{ id: 'a', url: 'https://example.com/a', weight: 50 }, { id: 'b', url: 'https://example.com/b', weight: 50 }] },
+      ab: {
+        sticky: true,
+        variants: [
+          { id: 'a', url: 'https://example.com/a', weight: 50 },
+          { id: 'b', url: 'https://example.com/b', weight: 50 },
+        ],
+      },
     },
     ...overrides,
   }
@@ -70,7 +76,20 @@ describe('a routed link at the redirector', () => {
 
   test('a sticky visitor keeps its variant; two visitors together see both', async () => {
     const { put, visit } = await setup()
-    await put('ab', routed({ r: { ab: { sticky: true, variants: [{ id: 'a', url: 'https://example.com/a', weight: 50 }, { id: 'b', url: 'https://example.com/b', weight: 50 }] } } }))
+    await put(
+      'ab',
+      routed({
+        r: {
+          ab: {
+            sticky: true,
+            variants: [
+              { id: 'a', url: 'https://example.com/a', weight: 50 },
+              { id: 'b', url: 'https://example.com/b', weight: 50 },
+            ],
+          },
+        },
+      }),
+    )
     const seen = new Set<string>()
     for (let i = 0; i < 40; i++) {
       const headers = { 'user-agent': DESKTOP, 'x-test-ip': `203.0.113.${i}` }
@@ -81,14 +100,14 @@ describe('a routed link at the redirector', () => {
     expect([...seen].sort()).toEqual(['https://example.com/a', 'https://example.com/b'])
   })
 
-  test('no rule matches and no test: the link\'s URL, recorded as the default route', async () => {
+  test("no rule matches and no test: the link's URL, recorded as the default route", async () => {
     const { clicks, put, visit } = await setup()
     await put('rules', routed({ r: { rules: [{ id: 'ios', url: 'https://apps.example/ios', device: ['ios'] }] } }))
     expect(await visit('/rules', { 'user-agent': DESKTOP })).toEqual({ status: 302, location: 'https://example.com/home' })
     expect(clicks[0]!.route).toBeUndefined()
   })
 
-  test('every click has one shape: its route is undefined where the link\'s own URL was served', async () => {
+  test("every click has one shape: its route is undefined where the link's own URL was served", async () => {
     const { clicks, put, visit } = await setup()
     await put('plain', { v: 1, id: 'link_plain', url: 'https://example.com/plain' })
     await put('r', routed())

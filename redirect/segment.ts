@@ -40,7 +40,12 @@ const ROUTE = /^(rule|ab):[A-Za-z0-9_-]{1,32}$/
 
 /** How the log and the batcher speak of clicks to the operator. */
 export const CLICK_WORDS: SpoolWords = {
-  prefix: 'clicks', rows: 'clicks', batches: 'batches', bound: 'CLICK_SPOOL_MAX_BYTES', counter: 'clicks.dropped', goesOn: 'redirects go on',
+  prefix: 'clicks',
+  rows: 'clicks',
+  batches: 'batches',
+  bound: 'CLICK_SPOOL_MAX_BYTES',
+  counter: 'clicks.dropped',
+  goesOn: 'redirects go on',
 }
 
 export const tokenOf = (file: string) => files.tokenOf(file, CLICK_SPOOL)
@@ -116,7 +121,19 @@ export function tsvUnescape(field: string): string {
 export function parseLine(line: string): ClickEvent {
   const f = line.split('\t')
   if ((f.length !== LINE_FIELDS && !(f.length === MAX_LINE_FIELDS && ROUTE.test(f[10]!))) || !/^\d+$/.test(f[4]!)) throw new Error('click segment: malformed line')
-  const [clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url, route] = f.map(tsvUnescape) as [string, string, string, string, string, string, string, string, string, string, string | undefined]
+  const [clickId, linkId, domain, alias, at, referrer, userAgent, ip, country, url, route] = f.map(tsvUnescape) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+  ]
   return { clickId, linkId, domain, alias, at: Number(at), referrer, userAgent, ip, country, url, ...(route !== undefined && { route }) }
 }
 

@@ -36,10 +36,7 @@ const PROBE_KEY = 'linkservice:ready-probe'
  * `api` is the API's /internal endpoints (redirect/internal-api.ts): over HTTP for the stand-alone
  * redirector, through the app's handle() in the embedded default.
  */
-export async function createRedirector(
-  config: Config,
-  parts: { source: LinkSource; api: InternalApi; recorder: ClickRecorder; probes?: Record<string, ReadinessCheck> },
-): Promise<Redirector> {
+export async function createRedirector(config: Config, parts: { source: LinkSource; api: InternalApi; recorder: ClickRecorder; probes?: Record<string, ReadinessCheck> }): Promise<Redirector> {
   const { recorder, api } = parts
   const resolver = new LinkResolver(parts.source, api.resolve, config.cache)
   await resolver.listen()

@@ -32,7 +32,9 @@ async function startRedis(port: number, dir: string) {
 describe.skipIf(!binary)('redis link source', () => {
   const dir = mkdtempSync(join(tmpdir(), 'redis-source-'))
   const cleanup: (() => void)[] = []
-  afterAll(() => cleanup.forEach((f) => f()))
+  afterAll(() => {
+    for (const f of cleanup) f()
+  })
 
   test('gets fail fast while Redis is down; a drop and a return each reset once; delivery resumes', async () => {
     const port = await freePort()
@@ -42,12 +44,19 @@ describe.skipIf(!binary)('redis link source', () => {
     cleanup.push(() => void source.close?.())
     const messages: string[] = []
     let resets = 0
-    await source.subscribe('chan', (m) => messages.push(m), () => resets++)
+    await source.subscribe(
+      'chan',
+      (m) => messages.push(m),
+      () => resets++,
+    )
     const publisher = new Redis(port, '127.0.0.1')
     publisher.on('error', () => {})
     cleanup.push(() => publisher.disconnect())
     await publisher.publish('chan', 'one')
-    await until(() => messages.length > 0, () => 'the first message delivered')
+    await until(
+      () => messages.length > 0,
+      () => 'the first message delivered',
+    )
     expect(messages).toEqual(['one'])
 
     server.kill('SIGKILL')
@@ -58,13 +67,22 @@ describe.skipIf(!binary)('redis link source', () => {
     let attempts = 0
     const standIn = Bun.listen({ hostname: '127.0.0.1', port, socket: { open: (socket) => void (attempts++, socket.end()), data: () => {} } })
     try {
-      await until(() => attempts >= 6, () => `reconnect attempts: ${attempts}`)
+      await until(
+        () => attempts >= 6,
+        () => `reconnect attempts: ${attempts}`,
+      )
     } finally {
       standIn.stop(true)
     }
     expect(resets).toBe(1)
     // Redis stays down until the restart below: a get that waited for a reconnect would miss the deadline.
-    const outcome = await within(source.get('link:x:y').then(() => 'answered', () => 'failed'), 'a get while Redis is down')
+    const outcome = await within(
+      source.get('link:x:y').then(
+        () => 'answered',
+        () => 'failed',
+      ),
+      'a get while Redis is down',
+    )
     expect(outcome).toBe('failed')
 
     server = await startRedis(port, dir)
@@ -106,7 +124,10 @@ describe.skipIf(!canStartTopologies)('redis link source past one server', () => 
     for (const key of keys) expect(await source.get(key)).toBe(key)
     await api.publish('chan', 'invalidate:1')
     await api.publish('chan', 'invalidate:2')
-    await until(() => messages.length === 2, () => `two messages, got ${JSON.stringify(messages)}`)
+    await until(
+      () => messages.length === 2,
+      () => `two messages, got ${JSON.stringify(messages)}`,
+    )
     expect(messages).toEqual(['invalidate:1', 'invalidate:2'])
     return source
   }
@@ -116,7 +137,13 @@ describe.skipIf(!canStartTopologies)('redis link source past one server', () => 
     stops.push(() => cluster.stop())
     const source = await readsAndHears(cluster.url)
     await cluster.stop()
-    const outcome = await within(source.get('link:x:y').then(() => 'answered', () => 'failed'), 'a get with every node down')
+    const outcome = await within(
+      source.get('link:x:y').then(
+        () => 'answered',
+        () => 'failed',
+      ),
+      'a get with every node down',
+    )
     expect(outcome).toBe('failed')
   }, 60_000)
 
@@ -129,7 +156,15 @@ describe.skipIf(!canStartTopologies)('redis link source past one server', () => 
     await sentinel.kill(sentinel.primaryPort)
     await until(async () => (await sentinel.currentPrimary()) === sentinel.replicaPort, 'the sentinel to promote the replica', 20_000)
     const key = `link:example:${crypto.randomUUID()}`
-    await until(async () => (await api.set(key, 'after', 60).then(() => true, () => false)), 'a write after the failover', 20_000)
+    await until(
+      async () =>
+        await api.set(key, 'after', 60).then(
+          () => true,
+          () => false,
+        ),
+      'a write after the failover',
+      20_000,
+    )
     await until(async () => (await source.get(key).catch(() => null)) === 'after', 'the source reading the promoted primary', 20_000)
   }, 60_000)
 })

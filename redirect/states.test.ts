@@ -80,7 +80,7 @@ describe('a flagged link', () => {
     expect(clicks).toHaveLength(1)
   })
 
-  test('a tampered, another link\'s, or expired token shows the warning again, uncounted', async () => {
+  test("a tampered, another link's, or expired token shows the warning again, uncounted", async () => {
     const { clicks, put, visit } = await setup()
     const target = link({ st: 'flagged' })
     await put('warn2', target)
@@ -125,7 +125,7 @@ describe('the inspect page, /{alias}+', () => {
     expect((await bare('/seen+')).status).toBe(503)
   })
 
-  test('the form files a report with the visitor\'s address; each answer of the API shown as it should be', async () => {
+  test("the form files a report with the visitor's address; each answer of the API shown as it should be", async () => {
     const filed: ReportInput[] = []
     let next: ReportResult = { kind: 'filed' }
     const { visit } = await setup({

@@ -16,7 +16,10 @@ function spoolWith(files: Record<string, string[]>): string {
   return dir
 }
 
-const files = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.log')).sort()
+const files = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith('.log'))
+    .sort()
 
 describe('adoptLeftoverSpools', () => {
   test('one process before, two workers now: its segments go to worker 0, names kept', () => {
@@ -26,7 +29,7 @@ describe('adoptLeftoverSpools', () => {
     expect(files(workerSpoolDir(dir, 0))).toEqual(['001-a.log', '002-b.log'])
   })
 
-  test('three workers before, two now: worker 2\'s go to worker 0; workers 0 and 1 keep theirs', () => {
+  test("three workers before, two now: worker 2's go to worker 0; workers 0 and 1 keep theirs", () => {
     const dir = spoolWith({ 'worker-0': ['001-a.log'], 'worker-1': ['002-b.log'], 'worker-2': ['003-c.log'] })
     expect(adoptLeftoverSpools(dir, 2, () => {})).toBe(1)
     expect(files(workerSpoolDir(dir, 0))).toEqual(['001-a.log', '003-c.log'])
@@ -34,7 +37,7 @@ describe('adoptLeftoverSpools', () => {
     expect(files(workerSpoolDir(dir, 2))).toEqual([])
   })
 
-  test('two workers before, one process now: every worker\'s segments go to the spool directory itself', () => {
+  test("two workers before, one process now: every worker's segments go to the spool directory itself", () => {
     const dir = spoolWith({ 'worker-0': ['001-a.log'], 'worker-1': ['002-b.log'] })
     const lines: string[] = []
     expect(adoptLeftoverSpools(dir, 1, (line) => lines.push(line))).toBe(2)

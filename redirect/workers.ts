@@ -35,7 +35,12 @@ export const workerSpoolDir = (spoolDir: string, index: number) => join(spoolDir
 export function adoptLeftoverSpools(spoolDir: string, workers: number, log: (line: string) => void): number {
   if (!existsSync(spoolDir)) return 0
   const target = workers > 1 ? workerSpoolDir(spoolDir, 0) : spoolDir
-  const sources = [spoolDir, ...readdirSync(spoolDir).filter((n) => /^worker-\d+$/.test(n)).map((n) => join(spoolDir, n))].filter((dir) => {
+  const sources = [
+    spoolDir,
+    ...readdirSync(spoolDir)
+      .filter((n) => /^worker-\d+$/.test(n))
+      .map((n) => join(spoolDir, n)),
+  ].filter((dir) => {
     if (dir === target || !statSync(dir).isDirectory()) return false
     const index = Number(/worker-(\d+)$/.exec(dir)?.[1] ?? -1)
     return !(workers > 1 && index >= 0 && index < workers)

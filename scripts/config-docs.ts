@@ -11,7 +11,11 @@ export const CONFIG_DOC = join(resolve(import.meta.dir, '..'), 'docs/configurati
 const START = '<!-- config-table:start -->'
 const END = '<!-- config-table:end -->'
 
-const SIZE_UNITS: [string, number][] = [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]]
+const SIZE_UNITS: [string, number][] = [
+  ['G', 1024 ** 3],
+  ['M', 1024 ** 2],
+  ['K', 1024],
+]
 
 /** Bytes as written in the variable: 1G, 256M, or the number when no unit divides it. */
 function size(bytes: number): string {
@@ -58,7 +62,12 @@ function defaultOf(s: TSchema): string {
   if (value === undefined) return s.unset ?? 'unset'
   if (s.read === 'size') return size(value as number)
   if (typeof value === 'number') return String(value)
-  if (typeof value === 'object') return code(Object.entries(value as Record<string, number>).map(([type, count]) => `${type}:${count}`).join(','))
+  if (typeof value === 'object')
+    return code(
+      Object.entries(value as Record<string, number>)
+        .map(([type, count]) => `${type}:${count}`)
+        .join(','),
+    )
   return code(String(value))
 }
 

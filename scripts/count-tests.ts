@@ -26,10 +26,12 @@ function installCounter(): void {
   /** Inside a describe block this pass skips, every test is skipped. */
   let skipping = false
 
-  const declare = (runs: boolean): Declare => (name) => {
-    if (runs && !skipping) real.test.skip(String(name), noop)
-    else real.test.todo(String(name))
-  }
+  const declare =
+    (runs: boolean): Declare =>
+    (name) => {
+      if (runs && !skipping) real.test.skip(String(name), noop)
+      else real.test.todo(String(name))
+    }
   const withModifiers = (runs: boolean) =>
     Object.assign(declare(runs), {
       skip: declare(false),
@@ -126,7 +128,12 @@ async function count(pass: 'embedded' | 'services'): Promise<number> {
     listed !== runs && `${listed} tests listed, bun counted ${runs}`,
   ].filter(Boolean)
   if (problems.length > 0) {
-    console.error(output.split('\n').filter((line) => !/^\((skip|todo)\) /.test(line)).join('\n'))
+    console.error(
+      output
+        .split('\n')
+        .filter((line) => !/^\((skip|todo)\) /.test(line))
+        .join('\n'),
+    )
     throw new Error(`${pass}: ${problems.join('; ')}`)
   }
   console.error(`${pass}: ${runs} tests run, ${skipped} skipped in this pass, in ${pass === 'embedded' ? 'every test file' : `${files.length} test files`}`)

@@ -100,14 +100,20 @@ describe('which files reach the engines', () => {
   })
 
   test("bunfig.toml's preload runs before every file: if it reaches, every file does", () => {
-    const root = tree({ 'bunfig.toml': '[install]\nexact = true\n\n[test]\npreload = ["./support/preload.ts"]\n', 'support/preload.ts': 'export const url = process.env.REDIS_URL\nif (url) console.log(url)\n', 'a.test.ts': 'console.log(1)\n' })
+    const root = tree({
+      'bunfig.toml': '[install]\nexact = true\n\n[test]\npreload = ["./support/preload.ts"]\n',
+      'support/preload.ts': 'export const url = process.env.REDIS_URL\nif (url) console.log(url)\n',
+      'a.test.ts': 'console.log(1)\n',
+    })
     expect(bunPreloads(root)).toEqual(['support/preload.ts'])
     expect(classifyRepository(root).services.get('a.test.ts')).toBe('loads support/preload.ts: url (support/preload.ts) → reads process.env.REDIS_URL')
   })
 })
 
 test('findTestFiles finds what bun test finds: dot-files too, nothing under node_modules or a dot-folder', () => {
-  const root = tree(Object.fromEntries(['a.test.ts', 'b_test.tsx', 'c.spec.js', 'd_spec.mjs', '.e.test.ts', 'f.ts', 'x/node_modules/p/g.test.ts', '.hidden/h.test.ts', 'deep/er/i.test.cts'].map((p) => [p, ''])))
+  const root = tree(
+    Object.fromEntries(['a.test.ts', 'b_test.tsx', 'c.spec.js', 'd_spec.mjs', '.e.test.ts', 'f.ts', 'x/node_modules/p/g.test.ts', '.hidden/h.test.ts', 'deep/er/i.test.cts'].map((p) => [p, ''])),
+  )
   expect(findTestFiles(root)).toEqual(['.e.test.ts', 'a.test.ts', 'b_test.tsx', 'c.spec.js', 'd_spec.mjs', 'deep/er/i.test.cts'])
 })
 

@@ -114,7 +114,10 @@ export function parseModule(path: string, source: string, root = ROOT): Module {
       if (from) module.loads.push(from)
       if (defaultName) module.imports.set(defaultName, { from, name: 'default' })
       if (namespace) module.imports.set(namespace, { from, name: '*' })
-      for (const part of (named ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      for (const part of (named ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
         const [imported, local] = part.split(/\s+as\s+/)
         module.imports.set((local ?? imported)!, { from, name: imported! })
       }
@@ -127,7 +130,10 @@ export function parseModule(path: string, source: string, root = ROOT): Module {
       if (!from) continue
       module.loads.push(from)
       if (named === undefined) module.reexports.push({ name: namespace ?? '*', from, imported: '*' })
-      for (const part of (named ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      for (const part of (named ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
         const [imported, exported] = part.split(/\s+as\s+/)
         module.reexports.push({ name: (exported ?? imported)!, from, imported: imported! })
       }
@@ -135,7 +141,10 @@ export function parseModule(path: string, source: string, root = ROOT): Module {
     }
     const aliases = /^export\s*\{([^}]*)\}\s*;?\s*$/.exec(text)
     if (aliases) {
-      for (const part of aliases[1]!.split(',').map((s) => s.trim()).filter(Boolean)) {
+      for (const part of aliases[1]!
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
         const [local, exported] = part.split(/\s+as\s+/)
         module.exportAliases.set((exported ?? local)!, local!)
       }

@@ -51,21 +51,30 @@ const HOSTILE_BODIES: [string, string, Record<string, string>?][] = [
 
 describe('hostile requests', () => {
   // Rows padded to three elements: a test function with more parameters than its row gets a `done` callback.
-  test.each(HOSTILE_BODIES.map(([name, body, headers]) => [name, body, headers ?? {}] as const))(
-    '%s body on every POST route → JSON 4xx or 200',
-    async (_name, body, headers) => {
+  test.each(HOSTILE_BODIES.map(([name, body, headers]) => [name, body, headers ?? {}] as const))('%s body on every POST route → JSON 4xx or 200', async (_name, body, headers) => {
     for (const path of BODY_ROUTES) {
       for (const auth of [token, undefined]) {
         const res = await call(app, 'POST', path, { token: auth, body, headers })
         expectJsonAnswer(res, `${path} ${auth ? 'with' : 'without'} token`)
       }
     }
-  },
-  )
+  })
 
   test('weird paths and methods are 404 JSON', async () => {
-    const paths = ['/%', '/%zz', '/..%2f..%2fetc%2fpasswd', '/api/v1/shorten/', '/API/V1/SHORTEN', '//api//v1//shorten', '/api/v1/shorten?x=%ZZ&&&=',
-      `/${'a'.repeat(5000)}`, '/api/v1/\u00e9', '/internal/resolve/../../health', '/api/v1/links/abc', '/api/v1/guest/register']
+    const paths = [
+      '/%',
+      '/%zz',
+      '/..%2f..%2fetc%2fpasswd',
+      '/api/v1/shorten/',
+      '/API/V1/SHORTEN',
+      '//api//v1//shorten',
+      '/api/v1/shorten?x=%ZZ&&&=',
+      `/${'a'.repeat(5000)}`,
+      '/api/v1/\u00e9',
+      '/internal/resolve/../../health',
+      '/api/v1/links/abc',
+      '/api/v1/guest/register',
+    ]
     for (const path of paths) {
       const res = await call(app, 'GET', path.replace(/[^\x21-\x7e]/g, encodeURIComponent))
       expectJsonAnswer(res, path.slice(0, 60))
@@ -88,7 +97,11 @@ describe('hostile requests', () => {
       { accept: 'text/html' },
     ]
     for (const headers of cases) {
-      for (const [method, path] of [['GET', '/api/v1/account/status'], ['POST', '/api/v1/alias/check'], ['POST', '/api/v1/guest/token']]) {
+      for (const [method, path] of [
+        ['GET', '/api/v1/account/status'],
+        ['POST', '/api/v1/alias/check'],
+        ['POST', '/api/v1/guest/token'],
+      ]) {
         const res = await call(app, method!, path!, { headers, ...(method === 'POST' && { body: { alias: 'abcd' } }) })
         expectJsonAnswer(res, `${method} ${path} ${JSON.stringify(headers).slice(0, 60)}`)
       }

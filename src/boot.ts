@@ -157,7 +157,9 @@ function causeOf(error: unknown, url: string): string {
   const code = (error as { code?: unknown })?.code
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   const said = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
-  return passwordsIn(url).reduce((text, password) => text.replaceAll(password, '***'), said).slice(0, 300)
+  return passwordsIn(url)
+    .reduce((text, password) => text.replaceAll(password, '***'), said)
+    .slice(0, 300)
 }
 
 /**
@@ -182,7 +184,10 @@ export function jobServices(runtime: Runtime): Services {
  * before the process serves writes, or one line and exit 1 when a list file cannot be read; a change of
  * the lists disables the stored links it covers. What the API's services take as `destinationListed`.
  */
-export async function startBlocklistsOrExit(runtime: Runtime, log: (line: string) => void = console.log): Promise<{ listed: (href: string) => boolean; figures: () => BlocklistSourceFigures[]; stop(): void }> {
+export async function startBlocklistsOrExit(
+  runtime: Runtime,
+  log: (line: string) => void = console.log,
+): Promise<{ listed: (href: string) => boolean; figures: () => BlocklistSourceFigures[]; stop(): void }> {
   const blocklists = createBlocklists(runtime.config, { log })
   const listed = (href: string) => {
     const verdict = blocklists.check(href)

@@ -7,11 +7,27 @@ import { newAccount, newDomain } from '../test/support/fixtures'
 
 const PATH_VALUES = ['x', '%', '%zz', '..%2f..', 'a'.repeat(300), '0', '-1', '1e3', '9'.repeat(30), '%00', 'ü', '%E2%80%AE']
 const BODIES: unknown[] = [
-  '', '{', 'null', '[]', '"s"', '123', '{"a":', '\u0000', '{"url":null}', { url: 12, alias: ['a'], domain: {}, tagId: 'x', hostname: 5 },
+  '',
+  '{',
+  'null',
+  '[]',
+  '"s"',
+  '123',
+  '{"a":',
+  '\u0000',
+  '{"url":null}',
+  { url: 12, alias: ['a'], domain: {}, tagId: 'x', hostname: 5 },
   { url: 'https://example.com', alias: 'a'.repeat(500), expiration: '0000-00-00', activated_at: 'yesterday' },
-  { links: Array.from({ length: 3 }, () => ({ url: 'javascript:alert(1)' })) }, { links: 'all' }, { email: 'x'.repeat(10_000) },
-  { name: '\u0000\u202e', color: '#zzzzzz' }, { interval: 'weekly' }, { tagId: 1.5 }, { tagId: 2 ** 40 }, { hostname: '256.256.256.256:80' },
-  '{"__proto__":{"admin":true}}', { constructor: { prototype: { x: 1 } } },
+  { links: Array.from({ length: 3 }, () => ({ url: 'javascript:alert(1)' })) },
+  { links: 'all' },
+  { email: 'x'.repeat(10_000) },
+  { name: '\u0000\u202e', color: '#zzzzzz' },
+  { interval: 'weekly' },
+  { tagId: 1.5 },
+  { tagId: 2 ** 40 },
+  { hostname: '256.256.256.256:80' },
+  '{"__proto__":{"admin":true}}',
+  { constructor: { prototype: { x: 1 } } },
 ]
 const QUERIES = ['', '?limit=-1', '?limit=1e9', '?offset=abc', '?cursor=%%%', '?cursor=eyJ4IjoxfQ', '?domain=%00', '?search=%25_%5C', '?period=FOREVER', '?limit=1&limit=2']
 
@@ -92,6 +108,6 @@ describe('no client input produces a 500', () => {
     }
     expect(requests).toBeGreaterThan(1000)
     expect(reachedHandlers).toBeGreaterThan(requests / 3)
-    expect([...new Set(failures.map((f) => f.split(" ").slice(0, 2).join(" ").replace(/\?.*/, "")))]).toEqual([])
+    expect([...new Set(failures.map((f) => f.split(' ').slice(0, 2).join(' ').replace(/\?.*/, '')))]).toEqual([])
   }, 120_000)
 })

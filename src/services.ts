@@ -107,5 +107,10 @@ export interface Services extends Omit<ApiDeps, 'now' | 'readDb'> {
 }
 
 export function createServices(deps: ApiDeps): Services {
-  return { ...deps, now: deps.now ?? Date.now, readDb: deps.readDb ?? deps.db, counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0, reportsFiled: 0, linkStates: { flagged: 0, disabled: 0, ok: 0 } } }
+  return {
+    ...deps,
+    now: deps.now ?? Date.now,
+    readDb: deps.readDb ?? deps.db,
+    counters: { cacheWriteFailures: 0, aliasCollisions: 0, invalidPixels: 0, reportsFiled: 0, linkStates: { flagged: 0, disabled: 0, ok: 0 } },
+  }
 }

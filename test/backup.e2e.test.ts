@@ -21,7 +21,12 @@ const DATABASE_URL = process.env.DATABASE_URL
 const LINKS = 12
 
 async function runScript(script: string, dir: string, env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, script), dir], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...TEST_SECRETS, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn([process.execPath, join(ROOT, script), dir], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...TEST_SECRETS, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`${script} exited ${code}: ${stderr}${stdout}`)
   return stdout
@@ -47,7 +52,13 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
       const token = guest.data.guest_token as string
       const links: { alias: string; short_url: string }[] = []
       for (let i = 0; i < LINKS; i++) {
-        const created = await json(await fetch(`${stack.api.url}/api/v1/shorten`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `https://example.com/backup/${i}` }) }))
+        const created = await json(
+          await fetch(`${stack.api.url}/api/v1/shorten`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ url: `https://example.com/backup/${i}` }),
+          }),
+        )
         if (!created.data?.alias) break // a guest's link limit
         links.push(created.data)
       }
@@ -55,7 +66,12 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
 
       // Clicks on every link, all in ClickHouse before the backup starts.
       for (const link of links) await fetch(link.short_url, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' } })
-      const before = await eventually(() => clickFigures(stack.redirector.url), (c) => c.written >= links.length && c.pendingRows === 0, 30_000, { what: 'the first clicks written' })
+      const before = await eventually(
+        () => clickFigures(stack.redirector.url),
+        (c) => c.written >= links.length && c.pendingRows === 0,
+        30_000,
+        { what: 'the first clicks written' },
+      )
       const idsBefore = await clickIds(stack.clickhouse)
       expect(idsBefore.size).toBe(before.value.written)
       // History whose raw clicks retention already removed: only the rollup has it, and must keep it.
@@ -89,9 +105,13 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
         const [raw] = await (await restoredClient.query({ query: 'SELECT count() AS n, uniqExact(click_id) AS u FROM clicks_v1', format: 'JSONEachRow' })).json<{ n: string; u: string }>()
         expect(Number(raw!.n)).toBe(Number(raw!.u))
         // Each restored click counted once in the rollup, and the history without raw clicks kept.
-        const [rollup] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE dim = 'total' AND link_id != 'link_trimmed_history'", format: 'JSONEachRow' })).json<{ n: string }>()
+        const [rollup] = await (
+          await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE dim = 'total' AND link_id != 'link_trimmed_history'", format: 'JSONEachRow' })
+        ).json<{ n: string }>()
         expect(Number(rollup!.n)).toBe(Number(raw!.n))
-        const [history] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE link_id = 'link_trimmed_history'", format: 'JSONEachRow' })).json<{ n: string }>()
+        const [history] = await (await restoredClient.query({ query: "SELECT sum(clicks) AS n FROM clicks_hourly_v1 WHERE link_id = 'link_trimmed_history'", format: 'JSONEachRow' })).json<{
+          n: string
+        }>()
         expect(Number(history!.n)).toBe(7)
       } finally {
         await restoredClient.close()
@@ -103,7 +123,9 @@ describe.skipIf(!DATABASE_URL || !redisServerBinary)('backup and restore (DATABA
       const status = await json(await fetch(`${restoredApi.url}/api/v1/account/status`, { headers: { authorization: `Bearer ${token}` } }))
       expect(status.success, JSON.stringify(status)).toBe(true)
       for (const link of links) {
-        const resolved = await fetch(`${restoredApi.url}/internal/resolve?domain=${encodeURIComponent(new URL(link.short_url).host)}&alias=${link.alias}`, { headers: { 'x-internal-secret': TEST_SECRETS.INTERNAL_SECRET } })
+        const resolved = await fetch(`${restoredApi.url}/internal/resolve?domain=${encodeURIComponent(new URL(link.short_url).host)}&alias=${link.alias}`, {
+          headers: { 'x-internal-secret': TEST_SECRETS.INTERNAL_SECRET },
+        })
         expect(resolved.status, link.alias).toBe(200)
       }
     } finally {

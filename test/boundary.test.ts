@@ -106,7 +106,7 @@ describe('the map of the code', () => {
     expect(importCycles(graph, moduleOf)).toEqual([])
   })
 
-  test('docs/architecture.md\'s map names the same layers and folders as this table', () => {
+  test("docs/architecture.md's map names the same layers and folders as this table", () => {
     const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8')
     const map = doc.slice(doc.indexOf('| layer | what lives there | may import |'))
     const rows = map.slice(0, map.indexOf('\n\n')).split('\n').slice(2)
@@ -147,7 +147,7 @@ describe('import boundary of the hot path', () => {
     expect(hotPathPackageViolation('redirect/server.ts', '@sinclair/typebox')).not.toBeNull()
   })
 
-  test('redirect/ and core import only ioredis and @clickhouse/client (and the enrichment data, and the config schema\'s TypeBox)', () => {
+  test("redirect/ and core import only ioredis and @clickhouse/client (and the enrichment data, and the config schema's TypeBox)", () => {
     expect([...hot].flatMap(([file, targets]) => targets.map((t) => hotPathPackageViolation(file, t)).filter((p) => p !== null))).toEqual([])
   })
 })

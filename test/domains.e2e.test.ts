@@ -44,10 +44,15 @@ describe('custom domains in the embedded default (one process, nothing configure
       expect(verified.status, await verified.text()).toBe(200)
 
       const onHost = (path: string) => fetch(`${app.url}${path}`, { headers: { host }, redirect: 'manual' })
-      const { value: served } = await eventually(() => onHost('/health'), (r) => r.status === 302, ANSWER_DEADLINE_MS, { what: 'alias "health" on the custom domain' })
+      const { value: served } = await eventually(
+        () => onHost('/health'),
+        (r) => r.status === 302,
+        ANSWER_DEADLINE_MS,
+        { what: 'alias "health" on the custom domain' },
+      )
       expect(served.headers.get('location')).toBe(link.url)
       expect((await onHost('/api/v1/domains')).status, 'the API does not answer on a custom domain').toBe(404)
-      expect((await fetch(`${app.url}/health`)).status, 'the service\'s own /health is untouched').toBe(200)
+      expect((await fetch(`${app.url}/health`)).status, "the service's own /health is untouched").toBe(200)
       expect((await fetch(`${app.url}/health`, { headers: { host: 'unknown.example.org' } })).status).toBe(200)
     } finally {
       expect(await app.stop(), app.output()).toBe(0)
@@ -113,14 +118,24 @@ describe.skipIf(!redisServerBinary)('custom domains across the API and the redir
     expect(verified.body.data.verified, verified.text).toBe(true)
     expect(dns.questions, 'the API asked the DNS server').toContain(record.name)
 
-    const { value: served } = await eventually(() => visit(link.alias, host), (r) => r.status === 302, ANSWER_DEADLINE_MS, { what: 'custom domain served' })
+    const { value: served } = await eventually(
+      () => visit(link.alias, host),
+      (r) => r.status === 302,
+      ANSWER_DEADLINE_MS,
+      { what: 'custom domain served' },
+    )
     expect(served.location).toBe(link.url)
     // The Host header as browsers may send it: another case, a port, a trailing dot.
     expect((await visit(link.alias, `${host.toUpperCase()}:80`)).location).toBe(link.url)
     expect((await visit(link.alias, `${host}.`)).location).toBe(link.url)
 
     // The click is stored under the custom domain.
-    await eventually(() => clicksOf(stack.clickhouse, link.alias, host), (n) => n >= 1, 20_000, { what: 'click on the custom domain in ClickHouse' })
+    await eventually(
+      () => clicksOf(stack.clickhouse, link.alias, host),
+      (n) => n >= 1,
+      20_000,
+      { what: 'click on the custom domain in ClickHouse' },
+    )
 
     // Unknown hosts and the alias on the default domain: 404, cheaply and without side effects.
     for (const other of ['unknown.example.net', `www.${host}`, 'evil.example.com:8080']) {
@@ -132,7 +147,12 @@ describe.skipIf(!redisServerBinary)('custom domains across the API and the redir
     const removed = await call('DELETE', `/api/v1/domains/${host}`)
     expect(removed.status, removed.text).toBe(200)
     expect(removed.body.data.links_deleted, removed.text).toBe(1)
-    await eventually(() => visit(link.alias, host), (r) => r.status === 404, ANSWER_DEADLINE_MS, { what: 'removed domain no longer served' })
+    await eventually(
+      () => visit(link.alias, host),
+      (r) => r.status === 404,
+      ANSWER_DEADLINE_MS,
+      { what: 'removed domain no longer served' },
+    )
     if (stack.databaseUrl) {
       const database = await openDatabase({ databaseUrl: stack.databaseUrl, dataDir: stack.dataDir })
       expect(await database.db.select().from(links).where(eq(links.id, link.id))).toEqual([])

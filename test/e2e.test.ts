@@ -51,7 +51,12 @@ describe('embedded default: one process, nothing configured', () => {
 async function expectLaterClickStored(stack: Stack): Promise<void> {
   const later = await shorten(stack.api.url, 'https://example.com/later')
   expect((await fetch(later.short_url, { redirect: 'manual' })).status, stack.redirector.output()).toBe(302)
-  await eventually(() => clicksOf(stack.clickhouse, later.alias), (n) => n === 1, 20_000, { what: 'the later click in ClickHouse' })
+  await eventually(
+    () => clicksOf(stack.clickhouse, later.alias),
+    (n) => n === 1,
+    20_000,
+    { what: 'the later click in ClickHouse' },
+  )
 }
 
 // Two processes share links only through Redis; this half needs a redis-server binary (CI's second
@@ -77,7 +82,12 @@ describe.skipIf(!redisServerBinary)('API and redirector as two processes', () =>
     expect((await fetch(link.short_url, { method: 'HEAD', redirect: 'manual' })).status).toBe(302)
     // How soon the click arrives is measured in bench/ (a loaded 2-core machine makes a bound here flaky);
     // here it must arrive, once.
-    await eventually(() => clicksOf(stack.clickhouse, link.alias), (n) => n === 1, 20_000, { what: 'the click in ClickHouse' })
+    await eventually(
+      () => clicksOf(stack.clickhouse, link.alias),
+      (n) => n === 1,
+      20_000,
+      { what: 'the click in ClickHouse' },
+    )
     // A click on another link after the HEAD: once it is stored, a click of the HEAD would be stored too.
     await expectLaterClickStored(stack)
     expect(await clicksOf(stack.clickhouse, link.alias), 'clicks after a GET and a HEAD').toBe(1)
@@ -94,7 +104,12 @@ describe.skipIf(!redisServerBinary)('API and redirector as two processes', () =>
     const insertFailures = async () => (await scrapeMetrics(stack.redirector.url)).get('linkservice_click_insert_failures_total') ?? 0
     await eventually(insertFailures, (n) => n >= 3, 20_000, { what: 'several failed inserts while ClickHouse is down' })
     await stack.restartChdb()
-    await eventually(() => clicksOf(stack.clickhouse, link.alias), (n) => n >= sent, 20_000, { what: `${sent} clicks in ClickHouse` })
+    await eventually(
+      () => clicksOf(stack.clickhouse, link.alias),
+      (n) => n >= sent,
+      20_000,
+      { what: `${sent} clicks in ClickHouse` },
+    )
     // The spool ships oldest first: once a click made now is stored, every retried batch before it is too.
     await expectLaterClickStored(stack)
     expect(await clicksOf(stack.clickhouse, link.alias), 'each click stored once').toBe(sent)

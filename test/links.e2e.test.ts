@@ -141,7 +141,12 @@ describe.skipIf(!redisServerBinary)('managed links across the API and the redire
     const marker = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/after-the-password' })
     expect(marker.status, marker.text).toBe(200)
     expect((await fetch(marker.body.data.short_url, manual)).status, stack.redirector.output()).toBe(302)
-    await eventually(() => clicksOf(stack.clickhouse, marker.body.data.alias), (n) => n === 1, 20_000, { what: 'the later click in ClickHouse' })
+    await eventually(
+      () => clicksOf(stack.clickhouse, marker.body.data.alias),
+      (n) => n === 1,
+      20_000,
+      { what: 'the later click in ClickHouse' },
+    )
     expect(await counted(), 'clicks of the password link').toBe(1)
     expect(stack.api.output() + stack.redirector.output()).not.toContain('e2e secret')
   }, 30_000)

@@ -52,7 +52,10 @@ describe('the embedded default', () => {
     const marker = await fetch(`${app.url}/api/v1/guest/token`, { method: 'POST', headers: { 'x-request-id': 'e2e-logs-marker' } })
     expect(marker.status, app.output()).toBe(200)
     const requests = () => jsonLines(app.output()).filter((line) => line.msg === 'request')
-    await until(() => requests().some((line) => line.request_id === 'e2e-logs-marker'), () => `the marker request's line:\n${app.output()}`)
+    await until(
+      () => requests().some((line) => line.request_id === 'e2e-logs-marker'),
+      () => `the marker request's line:\n${app.output()}`,
+    )
     const paths = requests().map((line) => line.path)
     expect(paths, app.output()).toEqual(['/api/v1/guest/token', '/api/v1/shorten', '/api/v1/guest/token'])
     expect(app.output()).not.toContain(link.alias)
@@ -74,11 +77,20 @@ describe('the API process', () => {
     const answer = await fetch(`${api.url}/api/v1/guest/token`, { method: 'POST', headers: { 'x-request-id': 'e2e-logs-1' } })
     expect(answer.status).toBe(200)
     expect(answer.headers.get('x-request-id')).toBe('e2e-logs-1')
-    await until(() => api.output().includes('"request_id":"e2e-logs-1"'), () => api.output())
+    await until(
+      () => api.output().includes('"request_id":"e2e-logs-1"'),
+      () => api.output(),
+    )
     const lines = api.output().trimEnd().split('\n')
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(parsed.some((line) => String(line.msg).startsWith('api listening on')), api.output()).toBe(true)
-    expect(parsed.find((line) => line.request_id === 'e2e-logs-1'), api.output()).toMatchObject({ level: 'info', method: 'POST', status: 200, principal: 'none' })
+    expect(
+      parsed.some((line) => String(line.msg).startsWith('api listening on')),
+      api.output(),
+    ).toBe(true)
+    expect(
+      parsed.find((line) => line.request_id === 'e2e-logs-1'),
+      api.output(),
+    ).toMatchObject({ level: 'info', method: 'POST', status: 200, principal: 'none' })
   })
 })

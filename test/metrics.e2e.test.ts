@@ -45,19 +45,34 @@ describe.skipIf(!redisServerBinary)('metrics and readiness of the two processes'
       expect(observed, 'latency observations').toBeGreaterThanOrEqual(N)
       expect(observed).toBeLessThanOrEqual(N + 2)
       expect(after.get('linkservice_redirect_lookups_total{layer="l1"}')! - before.get('linkservice_redirect_lookups_total{layer="l1"}')!).toBe(N)
-      await eventually(() => clickFigures(stack.redirector.url), (c) => c.written >= clicksAfter.pushed && c.pendingRows === 0, 20_000, { what: 'every click written' })
+      await eventually(
+        () => clickFigures(stack.redirector.url),
+        (c) => c.written >= clicksAfter.pushed && c.pendingRows === 0,
+        20_000,
+        { what: 'every click written' },
+      )
 
       // ClickHouse away: the clicks wait in the log, the queue rises; back: it falls to 0.
       await stack.chdb.stop()
       await redirects(link.short_url, N)
-      const { value: during } = await eventually(() => clickFigures(stack.redirector.url), (c) => c.pendingRows >= N, 20_000, { what: 'the queue holding the outage\'s clicks' })
+      const { value: during } = await eventually(
+        () => clickFigures(stack.redirector.url),
+        (c) => c.pendingRows >= N,
+        20_000,
+        { what: "the queue holding the outage's clicks" },
+      )
       expect(during.written).toBe(clicksAfter.pushed)
       const readyDuring = await fetch(`${stack.redirector.url}/ready`)
       const readyBody = (await readyDuring.json()) as { checks: Record<string, { status: string }> }
       expect(readyDuring.status, 'a ClickHouse outage alone leaves the redirector ready: its clicks wait').toBe(200)
       expect(readyBody.checks.clickhouse?.status).toBe('failing')
       await stack.restartChdb()
-      const { value: settled } = await eventually(() => clickFigures(stack.redirector.url), (c) => c.pendingRows === 0 && c.spooledFiles === 0, 30_000, { what: 'the queue back at 0' })
+      const { value: settled } = await eventually(
+        () => clickFigures(stack.redirector.url),
+        (c) => c.pendingRows === 0 && c.spooledFiles === 0,
+        30_000,
+        { what: 'the queue back at 0' },
+      )
       expect(settled.written).toBe(settled.pushed)
       expect(settled.failedAttempts).toBeGreaterThan(0)
 

@@ -90,39 +90,67 @@ describe('docs/operators.md: the worked examples, against npm start', () => {
     expect(startVariables(startLine), blocks[0]).toEqual({ ADMIN_EMAILS: 'you@example.com', BLOCKLIST_FILES: './blocklist.txt', TRUSTED_PROXY_HOPS: '1' })
   })
 
-  test('1. the operator registers through the outbox; its admin key opens the admin API, its full-access key gets 404', async () => {
-    await runBlock(1)
-    expect(await shellValue('A'), 'the admin key').toMatch(/^mk_[A-Za-z0-9_-]+$/)
-  }, STEP_DEADLINE_MS)
+  test(
+    '1. the operator registers through the outbox; its admin key opens the admin API, its full-access key gets 404',
+    async () => {
+      await runBlock(1)
+      expect(await shellValue('A'), 'the admin key').toMatch(/^mk_[A-Za-z0-9_-]+$/)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('2. a subdomain of a listed host is refused 400 DESTINATION_BLOCKED; two guest links to another host are made', async () => {
-    await runBlock(2)
-  }, STEP_DEADLINE_MS)
+  test(
+    '2. a subdomain of a listed host is refused 400 DESTINATION_BLOCKED; two guest links to another host are made',
+    async () => {
+      await runBlock(2)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('3. reports from three networks through the inspect form flag the guest link: its visitors get the warning page', async () => {
-    await runBlock(3)
-  }, STEP_DEADLINE_MS)
+  test(
+    '3. reports from three networks through the inspect form flag the guest link: its visitors get the warning page',
+    async () => {
+      await runBlock(3)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('4. the queue lists the three open reports with the flagged link; a host search finds both links', async () => {
-    await runBlock(4)
-  }, STEP_DEADLINE_MS)
+  test(
+    '4. the queue lists the three open reports with the flagged link; a host search finds both links',
+    async () => {
+      await runBlock(4)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('5. disabling the link closes its reports; its visitors get the 410 page', async () => {
-    await runBlock(5)
-  }, STEP_DEADLINE_MS)
+  test(
+    '5. disabling the link closes its reports; its visitors get the 410 page',
+    async () => {
+      await runBlock(5)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('6. banning the host disables the other link there and refuses a new one to a subdomain', async () => {
-    await runBlock(6)
-    const { links } = await admin<{ links: AdminLink[] }>('links?q=bank-login.example')
-    const states = Object.fromEntries(links.map((link) => [link.url, [link.state, link.state_reason]]))
-    expect(states, JSON.stringify(links)).toEqual({
-      'https://bank-login.example/verify': ['disabled', 'phishing page imitating a bank'],
-      'https://bank-login.example/reset': ['disabled', 'host banned: bank-login.example'],
-    })
-  }, STEP_DEADLINE_MS)
+  test(
+    '6. banning the host disables the other link there and refuses a new one to a subdomain',
+    async () => {
+      await runBlock(6)
+      const { links } = await admin<{ links: AdminLink[] }>('links?q=bank-login.example')
+      const states = Object.fromEntries(links.map((link) => [link.url, [link.state, link.state_reason]]))
+      expect(states, JSON.stringify(links)).toEqual({
+        'https://bank-login.example/verify': ['disabled', 'phishing page imitating a bank'],
+        'https://bank-login.example/reset': ['disabled', 'host banned: bank-login.example'],
+      })
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('7. the audit lists the ban and the disable of the reported link, with the operator\'s address', async () => {
-    const run = await runBlock(7)
-    expect(run.lines[1], run.shown).toContain(`"target":"${await shellValue('LINK')}"`)
-  }, STEP_DEADLINE_MS)
+  test(
+    "7. the audit lists the ban and the disable of the reported link, with the operator's address",
+    async () => {
+      const run = await runBlock(7)
+      expect(run.lines[1], run.shown).toContain(`"target":"${await shellValue('LINK')}"`)
+    },
+    STEP_DEADLINE_MS,
+  )
 })

@@ -63,12 +63,22 @@ describe('per-key rate limit in one process (app.handle)', () => {
     db = api.database.db
   })
 
-  for (const [plan, limit] of [['free', 30], ['pro', 120]] as const) {
+  for (const [plan, limit] of [
+    ['free', 30],
+    ['pro', 120],
+  ] as const) {
     test(`${BURST} concurrent requests on one ${plan} key allow exactly ${limit}`, async () => {
       const { key } = await newApiKey(db, plan)
       const answers = await Promise.all(Array.from({ length: BURST }, () => call(app, 'GET', STATUS_PATH, { token: key })))
       const through = answers.filter((a) => a.status !== 429)
-      expect(through.length, answers.filter((a) => a.status !== 429).slice(0, 3).map(show).join('\n')).toBe(limit)
+      expect(
+        through.length,
+        answers
+          .filter((a) => a.status !== 429)
+          .slice(0, 3)
+          .map(show)
+          .join('\n'),
+      ).toBe(limit)
       for (const a of answers.filter((x) => x.status === 429)) expect(a.body, show(a)).toMatchObject({ error: 'RATE_LIMITED', limit, remaining: 0 })
       expectRateHeaders(answers, limit)
     })
@@ -120,14 +130,17 @@ describe.skipIf(!shared)('per-key rate limit across two API processes (REDIS_URL
     const through = answers.filter((a) => a.status !== 429)
     const byProcess = [0, 1].map((p) => answers.filter((a, i) => i % 2 === p && a.status !== 429).length)
     expect(through.length, `got through per process: ${byProcess}; ${apis.map((a) => a.output()).join('\n')}`).toBe(30)
-    expect(answers.every((a) => a.status === 429 || a.status < 500), answers.find((a) => a.status >= 500)?.text).toBe(true)
+    expect(
+      answers.every((a) => a.status === 429 || a.status < 500),
+      answers.find((a) => a.status >= 500)?.text,
+    ).toBe(true)
     expectRateHeaders(answers, 30)
 
     // The counter itself, and every other one in Redis, carries an expiry.
     const redis = connectRedis(process.env.REDIS_URL!, { commandTimeoutMs: 2_000, name: 'test-admin' })
     try {
       const own = await redis.pttl(`${RATE_LIMIT_PREFIX}mk:${keyId}`)
-      expect(own, 'PTTL of this key\'s counter').toBeGreaterThan(0)
+      expect(own, "PTTL of this key's counter").toBeGreaterThan(0)
       expect(own).toBeLessThanOrEqual(60_000)
       const withoutExpiry: string[] = []
       let cursor = '0'

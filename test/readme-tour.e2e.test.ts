@@ -41,7 +41,12 @@ class Browser {
       this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim())
     }
     const text = await response.text()
-    return { status: response.status, location: response.headers.get('location'), text, shown: `${method} ${path} → ${response.status} ${response.headers.get('location') ?? ''} ${text.replace(/\s+/g, ' ').slice(0, 600)}` }
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      text,
+      shown: `${method} ${path} → ${response.status} ${response.headers.get('location') ?? ''} ${text.replace(/\s+/g, ' ').slice(0, 600)}`,
+    }
   }
 
   hasCookie(name: string): boolean {
@@ -54,7 +59,7 @@ function hiddenField(html: string, name: string): string | undefined {
   return new RegExp(`<input type="hidden" name="${name}" value="([^"]*)"`).exec(html)?.[1]
 }
 
-describe('the README\'s five-minute tour, against npm start', () => {
+describe("the README's five-minute tour, against npm start", () => {
   const blocks = tour().blocks
   let app: Child
   let origin: string
@@ -84,90 +89,114 @@ describe('the README\'s five-minute tour, against npm start', () => {
     expect(blocks.length, tour().section).toBe(5)
   })
 
-  test('1. a guest shortens a link, and following it is a 302 to the destination', async () => {
-    const run = await runBlock(0)
-    expect(run.status, run.shown).toBe(0)
-    expect(run.lines[0], run.shown).toMatch(new RegExp(`^${origin}/[A-Za-z0-9]{7}$`))
-    expect(run.lines.slice(1), run.shown).toEqual(['HTTP/1.1 302 Found', 'Location: https://example.com/landing'])
-    alias = run.lines[0]!.slice(origin.length + 1)
-  }, STEP_DEADLINE_MS)
+  test(
+    '1. a guest shortens a link, and following it is a 302 to the destination',
+    async () => {
+      const run = await runBlock(0)
+      expect(run.status, run.shown).toBe(0)
+      expect(run.lines[0], run.shown).toMatch(new RegExp(`^${origin}/[A-Za-z0-9]{7}$`))
+      expect(run.lines.slice(1), run.shown).toEqual(['HTTP/1.1 302 Found', 'Location: https://example.com/landing'])
+      alias = run.lines[0]!.slice(origin.length + 1)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('2. registering prints the code to the terminal and the outbox; verify answers an API key that owns the link', async () => {
-    const run = await runBlock(1)
-    expect(run.status, run.shown).toBe(0)
-    expect(run.lines[0], run.shown).toStartWith(`"message":"A verification code was sent to ${EMAIL}.`)
-    expect(run.lines[1], run.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
-    apiKey = run.lines[1]!
-    // The terminal of npm start: the mail as a log line marked development_outbox.
-    expect(app.output(), app.output()).toMatch(/"development_outbox":true.*Your verification code is: \d{6}/)
-    // "The guest's link now belongs to a Free account".
-    const links = await fetch(`${origin}/api/v1/links`, { headers: { authorization: `Bearer ${apiKey}` } })
-    const body = await links.text()
-    expect(links.status, body).toBe(200)
-    expect(body, body).toContain(`"alias":"${alias}"`)
-    expect(body, body).toContain('"account_type":"free"')
-  }, STEP_DEADLINE_MS)
+  test(
+    '2. registering prints the code to the terminal and the outbox; verify answers an API key that owns the link',
+    async () => {
+      const run = await runBlock(1)
+      expect(run.status, run.shown).toBe(0)
+      expect(run.lines[0], run.shown).toStartWith(`"message":"A verification code was sent to ${EMAIL}.`)
+      expect(run.lines[1], run.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
+      apiKey = run.lines[1]!
+      // The terminal of npm start: the mail as a log line marked development_outbox.
+      expect(app.output(), app.output()).toMatch(/"development_outbox":true.*Your verification code is: \d{6}/)
+      // "The guest's link now belongs to a Free account".
+      const links = await fetch(`${origin}/api/v1/links`, { headers: { authorization: `Bearer ${apiKey}` } })
+      const body = await links.text()
+      expect(links.status, body).toBe(200)
+      expect(body, body).toContain(`"alias":"${alias}"`)
+      expect(body, body).toContain('"account_type":"free"')
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('3. the dashboard asks to sign in; the code read from the outbox as the README reads it signs in, and the link is listed', async () => {
-    const browser = new Browser(origin)
-    const dashboard = await browser.request('GET', '/app')
-    expect(dashboard.status, dashboard.shown).toBe(303)
-    const signInPath = dashboard.location!
-    expect(signInPath, dashboard.shown).toStartWith('/signin?next=')
-    const form = await browser.request('GET', signInPath)
-    expect(form.status, form.shown).toBe(200)
-    const next = hiddenField(form.text, 'next')!
-    const csrf = hiddenField(form.text, 'csrf')!
-    expect(next, form.shown).toBe('/app')
-    const codePage = await browser.request('POST', '/signin', { email: EMAIL, next, csrf })
-    expect(codePage.status, codePage.shown).toBe(200)
-    const attempt = hiddenField(codePage.text, 'attempt')
-    expect(attempt, codePage.shown).toBeDefined()
+  test(
+    '3. the dashboard asks to sign in; the code read from the outbox as the README reads it signs in, and the link is listed',
+    async () => {
+      const browser = new Browser(origin)
+      const dashboard = await browser.request('GET', '/app')
+      expect(dashboard.status, dashboard.shown).toBe(303)
+      const signInPath = dashboard.location!
+      expect(signInPath, dashboard.shown).toStartWith('/signin?next=')
+      const form = await browser.request('GET', signInPath)
+      expect(form.status, form.shown).toBe(200)
+      const next = hiddenField(form.text, 'next')!
+      const csrf = hiddenField(form.text, 'csrf')!
+      expect(next, form.shown).toBe('/app')
+      const codePage = await browser.request('POST', '/signin', { email: EMAIL, next, csrf })
+      expect(codePage.status, codePage.shown).toBe(200)
+      const attempt = hiddenField(codePage.text, 'attempt')
+      expect(attempt, codePage.shown).toBeDefined()
 
-    // The mail is written after the page answered: wait for it in the outbox, then read it the README's way.
-    const outbox = join(dataDir, 'outbox.log')
-    await until(() => existsSync(outbox) && readFileSync(outbox, 'utf8').includes('sign-in code is:'), () => `a sign-in mail in ${outbox}:\n${app.output()}`, STEP_DEADLINE_MS)
-    const run = await runBlock(2)
-    expect(run.status, run.shown).toBe(0)
-    expect(run.lines, run.shown).toHaveLength(1)
-    expect(run.lines[0], run.shown).toMatch(/^sign-in code is: \d{6}$/)
-    const code = run.lines[0]!.slice(-6)
-    // The same code in the terminal of npm start.
-    expect(app.output(), app.output()).toContain(`Your sign-in code is: ${code}`)
+      // The mail is written after the page answered: wait for it in the outbox, then read it the README's way.
+      const outbox = join(dataDir, 'outbox.log')
+      await until(
+        () => existsSync(outbox) && readFileSync(outbox, 'utf8').includes('sign-in code is:'),
+        () => `a sign-in mail in ${outbox}:\n${app.output()}`,
+        STEP_DEADLINE_MS,
+      )
+      const run = await runBlock(2)
+      expect(run.status, run.shown).toBe(0)
+      expect(run.lines, run.shown).toHaveLength(1)
+      expect(run.lines[0], run.shown).toMatch(/^sign-in code is: \d{6}$/)
+      const code = run.lines[0]!.slice(-6)
+      // The same code in the terminal of npm start.
+      expect(app.output(), app.output()).toContain(`Your sign-in code is: ${code}`)
 
-    const signedIn = await browser.request('POST', '/signin/code', { attempt: attempt!, code, next, csrf, email: EMAIL })
-    expect(signedIn.status, signedIn.shown).toBe(303)
-    expect(signedIn.location, signedIn.shown).toBe('/app')
-    expect(browser.hasCookie('ls_session'), browser.cookieHeader()).toBe(true)
-    const page = await browser.request('GET', '/app')
-    expect(page.status, page.shown).toBe(200)
-    // The links page's list is the API's, called with the session: the link from step 1 is in it.
-    const list = await browser.request('GET', '/api/v1/links')
-    expect(list.status, list.shown).toBe(200)
-    expect(list.text, list.shown).toContain(`"alias":"${alias}"`)
-  }, STEP_DEADLINE_MS)
+      const signedIn = await browser.request('POST', '/signin/code', { attempt: attempt!, code, next, csrf, email: EMAIL })
+      expect(signedIn.status, signedIn.shown).toBe(303)
+      expect(signedIn.location, signedIn.shown).toBe('/app')
+      expect(browser.hasCookie('ls_session'), browser.cookieHeader()).toBe(true)
+      const page = await browser.request('GET', '/app')
+      expect(page.status, page.shown).toBe(200)
+      // The links page's list is the API's, called with the session: the link from step 1 is in it.
+      const list = await browser.request('GET', '/api/v1/links')
+      expect(list.status, list.shown).toBe(200)
+      expect(list.text, list.shown).toContain(`"alias":"${alias}"`)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('4. Swagger UI answers, and the document is OpenAPI 3.1', async () => {
-    const ui = await fetch(`${origin}/swagger`)
-    const html = await ui.text()
-    expect(ui.status, html.slice(0, 300)).toBe(200)
-    expect(ui.headers.get('content-type'), html.slice(0, 300)).toStartWith('text/html')
-    const run = await runBlock(3)
-    expect(run.status, run.shown).toBe(0)
-    expect(run.lines, run.shown).toEqual(['"openapi":"3.1.0"'])
-  }, STEP_DEADLINE_MS)
+  test(
+    '4. Swagger UI answers, and the document is OpenAPI 3.1',
+    async () => {
+      const ui = await fetch(`${origin}/swagger`)
+      const html = await ui.text()
+      expect(ui.status, html.slice(0, 300)).toBe(200)
+      expect(ui.headers.get('content-type'), html.slice(0, 300)).toStartWith('text/html')
+      const run = await runBlock(3)
+      expect(run.status, run.shown).toBe(0)
+      expect(run.lines, run.shown).toEqual(['"openapi":"3.1.0"'])
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('5. an MCP host\'s first call is challenged with the metadata of the URL the tour gives it', async () => {
-    const hostUrl = `${README_ORIGIN}/mcp`
-    expect(tour().section, 'the tour names the MCP URL').toContain(`claude mcp add --transport http links ${hostUrl}`)
-    const run = await runBlock(4)
-    expect(run.status, run.shown).toBe(0)
-    expect(run.lines, run.shown).toHaveLength(1)
-    const metadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`
-    expect(run.lines[0], run.shown).toStartWith(`www-authenticate: Bearer resource_metadata="${metadataUrl}", scope="`)
-    const metadata = await fetch(metadataUrl)
-    const body = await metadata.text()
-    expect(metadata.status, body).toBe(200)
-    expect((JSON.parse(body) as { resource: string }).resource, body).toBe(hostUrl.replace(README_ORIGIN, origin))
-  }, STEP_DEADLINE_MS)
+  test(
+    "5. an MCP host's first call is challenged with the metadata of the URL the tour gives it",
+    async () => {
+      const hostUrl = `${README_ORIGIN}/mcp`
+      expect(tour().section, 'the tour names the MCP URL').toContain(`claude mcp add --transport http links ${hostUrl}`)
+      const run = await runBlock(4)
+      expect(run.status, run.shown).toBe(0)
+      expect(run.lines, run.shown).toHaveLength(1)
+      const metadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`
+      expect(run.lines[0], run.shown).toStartWith(`www-authenticate: Bearer resource_metadata="${metadataUrl}", scope="`)
+      const metadata = await fetch(metadataUrl)
+      const body = await metadata.text()
+      expect(metadata.status, body).toBe(200)
+      expect((JSON.parse(body) as { resource: string }).resource, body).toBe(hostUrl.replace(README_ORIGIN, origin))
+    },
+    STEP_DEADLINE_MS,
+  )
 })

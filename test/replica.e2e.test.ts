@@ -121,7 +121,7 @@ describe.skipIf(!PRIMARY_URL)('read replica (DATABASE_URL): a streaming standby 
     })
   })
 
-  test('security: another account\'s link is 404 on both paths, the replica\'s (replicated) and the primary\'s (not yet)', async () => {
+  test("security: another account's link is 404 on both paths, the replica's (replicated) and the primary's (not yet)", async () => {
     const owner = await newAccount(database.db)
     const intruder = await newAccount(database.db, 'pro')
     const replicated = await shorten(owner, 'https://example.com/owner-replicated')
@@ -135,7 +135,7 @@ describe.skipIf(!PRIMARY_URL)('read replica (DATABASE_URL): a streaming standby 
           expect(seen.body, show(seen)).toMatchObject({ success: false, error: 'LINK_NOT_FOUND' })
         }
       }
-      expect(await aliasesOf(intruder), 'the intruder\'s list').toEqual([])
+      expect(await aliasesOf(intruder), "the intruder's list").toEqual([])
     })
   })
 

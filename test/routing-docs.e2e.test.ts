@@ -83,51 +83,74 @@ describe('docs/routing.md: the worked examples, against npm start', () => {
     expect(startVariables(blocks[0]!), blocks[0]).toEqual({ TRUSTED_COUNTRY_HEADER: 'CF-IPCountry' })
   })
 
-  test('1. sign-up through the outbox and the local checkout give a Pro key', async () => {
-    await runBlock(1)
-    const key = await shell.run('printf "%s\\n" "$K"')
-    expect(key.lines[0], key.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
-    apiKey = key.lines[0]!
-  }, STEP_DEADLINE_MS)
+  test(
+    '1. sign-up through the outbox and the local checkout give a Pro key',
+    async () => {
+      await runBlock(1)
+      const key = await shell.run('printf "%s\\n" "$K"')
+      expect(key.lines[0], key.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
+      apiKey = key.lines[0]!
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('2. iPhone to the App Store, Android to Google Play, a desktop to the website; HEAD routed but no click', async () => {
-    await runBlock(2)
-    // One click a GET, under its route; the HEAD was sent first, so once the GETs are counted a click of
-    // it would be too. The totals and the routes are two queries run side by side: both must have them.
-    const value = await statsOnceCounted('get-app', 3)
-    expect(value.status, value.text).toBe(200)
-    const clicks = Object.fromEntries(value.body!.data.routingStats.map((item) => [item.route, item.clicks]))
-    expect(clicks, value.text).toEqual({ 'rule:r1': 1, 'rule:r2': 1, default: 1 })
-    expect(value.body!.data.total_clicks, value.text).toBe(3)
-  }, STEP_DEADLINE_MS)
+  test(
+    '2. iPhone to the App Store, Android to Google Play, a desktop to the website; HEAD routed but no click',
+    async () => {
+      await runBlock(2)
+      // One click a GET, under its route; the HEAD was sent first, so once the GETs are counted a click of
+      // it would be too. The totals and the routes are two queries run side by side: both must have them.
+      const value = await statsOnceCounted('get-app', 3)
+      expect(value.status, value.text).toBe(200)
+      const clicks = Object.fromEntries(value.body!.data.routingStats.map((item) => [item.route, item.clicks]))
+      expect(clicks, value.text).toEqual({ 'rule:r1': 1, 'rule:r2': 1, default: 1 })
+      expect(value.body!.data.total_clicks, value.text).toBe(3)
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('3. the trusted country header takes Austria to the German page; the US and no header get the link\'s URL', async () => {
-    await runBlock(3)
-  }, STEP_DEADLINE_MS)
+  test(
+    "3. the trusted country header takes Austria to the German page; the US and no header get the link's URL",
+    async () => {
+      await runBlock(3)
+    },
+    STEP_DEADLINE_MS,
+  )
 
   let desktopVariant = ''
   let macVariant = ''
 
-  test('4. an A/B test on leads: two visitors each land in a variant, and a lead is reported for the second', async () => {
-    const run = await runBlock(4)
-    const variantOf = (line: string) => /^https:\/\/example\.com\/pricing-([ab])\?mu_click=/.exec(line)?.[1] ?? ''
-    desktopVariant = variantOf(run.lines[2]!)
-    macVariant = variantOf(run.lines[3]!)
-    expect([desktopVariant, macVariant], run.shown).toEqual([expect.stringMatching(/^[ab]$/), expect.stringMatching(/^[ab]$/)])
-  }, STEP_DEADLINE_MS)
+  test(
+    '4. an A/B test on leads: two visitors each land in a variant, and a lead is reported for the second',
+    async () => {
+      const run = await runBlock(4)
+      const variantOf = (line: string) => /^https:\/\/example\.com\/pricing-([ab])\?mu_click=/.exec(line)?.[1] ?? ''
+      desktopVariant = variantOf(run.lines[2]!)
+      macVariant = variantOf(run.lines[3]!)
+      expect([desktopVariant, macVariant], run.shown).toEqual([expect.stringMatching(/^[ab]$/), expect.stringMatching(/^[ab]$/)])
+    },
+    STEP_DEADLINE_MS,
+  )
 
-  test('5. after ends_at the read ends the test: the variant with the lead wins and becomes the link\'s URL', async () => {
-    const run = await runBlock(5)
-    const other = macVariant === 'a' ? 'b' : 'a'
-    expect(run.lines[0], run.shown).toBe(`{"status":"completed","winner":"${macVariant}"}`)
-    expect(run.lines[1], run.shown).toBe(`https://example.com/pricing-${macVariant}`)
-    const items = run.lines.slice(2, 5).map((line) => JSON.parse(line) as RouteItem)
-    const expected: RouteItem[] = [
-      { route: `ab:${macVariant}`, clicks: desktopVariant === macVariant ? 2 : 1, leads: 1 },
-      { route: `ab:${other}`, clicks: desktopVariant === macVariant ? 0 : 1, leads: 0 },
-      { route: 'default', clicks: 0, leads: 0 },
-    ]
-    expect(items.sort((x, y) => x.route.localeCompare(y.route)), run.shown).toEqual(expected.sort((x, y) => x.route.localeCompare(y.route)))
-    expect(run.lines[5], run.shown).toStartWith(`https://example.com/pricing-${macVariant}?mu_click=`)
-  }, AB_END_DEADLINE_MS)
+  test(
+    "5. after ends_at the read ends the test: the variant with the lead wins and becomes the link's URL",
+    async () => {
+      const run = await runBlock(5)
+      const other = macVariant === 'a' ? 'b' : 'a'
+      expect(run.lines[0], run.shown).toBe(`{"status":"completed","winner":"${macVariant}"}`)
+      expect(run.lines[1], run.shown).toBe(`https://example.com/pricing-${macVariant}`)
+      const items = run.lines.slice(2, 5).map((line) => JSON.parse(line) as RouteItem)
+      const expected: RouteItem[] = [
+        { route: `ab:${macVariant}`, clicks: desktopVariant === macVariant ? 2 : 1, leads: 1 },
+        { route: `ab:${other}`, clicks: desktopVariant === macVariant ? 0 : 1, leads: 0 },
+        { route: 'default', clicks: 0, leads: 0 },
+      ]
+      expect(
+        items.sort((x, y) => x.route.localeCompare(y.route)),
+        run.shown,
+      ).toEqual(expected.sort((x, y) => x.route.localeCompare(y.route)))
+      expect(run.lines[5], run.shown).toStartWith(`https://example.com/pricing-${macVariant}?mu_click=`)
+    },
+    AB_END_DEADLINE_MS,
+  )
 })

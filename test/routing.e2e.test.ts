@@ -48,7 +48,12 @@ describe.skipIf(!redisServerBinary)('routing across the API and the redirector',
           { id: 'ios', url: 'https://apps.example/ios', when: { device: ['ios'] } },
           { id: 'de', url: 'https://example.com/de', when: { country: ['DE'] } },
         ],
-        ab: { variants: [{ id: 'a', url: 'https://example.com/a', weight: 50 }, { id: 'b', url: 'https://example.com/b', weight: 50 }] },
+        ab: {
+          variants: [
+            { id: 'a', url: 'https://example.com/a', weight: 50 },
+            { id: 'b', url: 'https://example.com/b', weight: 50 },
+          ],
+        },
       },
     })
     expect(made.status, made.text).toBe(200)

@@ -34,7 +34,12 @@ function listeningAddresses(port: number): string[] {
     .filter((columns) => columns[3] === LISTEN && Number.parseInt(columns[1]!.split(':')[1]!, 16) === port)
     .map((columns) => {
       const address = columns[1]!.split(':')[0]!
-      return address.length === 8 ? (address.match(/../g) ?? []).reverse().map((byte) => Number.parseInt(byte, 16)).join('.') : address
+      return address.length === 8
+        ? (address.match(/../g) ?? [])
+            .reverse()
+            .map((byte) => Number.parseInt(byte, 16))
+            .join('.')
+        : address
     })
 }
 
@@ -70,13 +75,7 @@ describe('npm start, as the README shows it', () => {
   test('prints the lines of the README', async () => {
     // The banner is written right after the port opens; the pipe may deliver it a moment later.
     for (let i = 0; i < 50 && !app.output().includes('Short links:'); i++) await Bun.sleep(100)
-    const printed = app
-      .output()
-      .replaceAll(dataDir, './data')
-      .replaceAll(`localhost:${port}`, 'localhost:3000')
-      .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:3000')
-      .trimEnd()
-      .split('\n')
+    const printed = app.output().replaceAll(dataDir, './data').replaceAll(`localhost:${port}`, 'localhost:3000').replaceAll(`127.0.0.1:${port}`, '127.0.0.1:3000').trimEnd().split('\n')
     expect(printed.map(anyCount)).toEqual(readmeStartLines().map(anyCount))
   })
 
@@ -87,7 +86,7 @@ describe('npm start, as the README shows it', () => {
     expect(listeningAddresses(port)).toEqual(['127.0.0.1'])
   })
 
-  test('one process, one /metrics: the API\'s figures and the redirector\'s; /ready adds the click spool', async () => {
+  test("one process, one /metrics: the API's figures and the redirector's; /ready adds the click spool", async () => {
     const metrics = await scrapeMetrics(app.url)
     expect([...metrics.keys()].some((k) => k.startsWith('linkservice_http_request_duration_seconds_count{'))).toBe(true)
     expect(metrics.get('linkservice_clicks_dropped_total')).toBe(0)
@@ -113,7 +112,9 @@ describe('npm start, as the README shows it', () => {
   test('a second npm start on the same DATA_DIR is refused the same way', async () => {
     const { stderr, code } = await runEntry('one-process/main.ts', { DATA_DIR: dataDir, PORT: String(await freePort()) })
     expect(code).toBe(1)
-    expect(stderr.trimEnd().split('\n')).toEqual([`DATA_DIR ${dataDir} is in use by process ${app.proc.pid}, which has its embedded engines open (PGlite and chDB allow one process at a time): stop it, or give this one another DATA_DIR`])
+    expect(stderr.trimEnd().split('\n')).toEqual([
+      `DATA_DIR ${dataDir} is in use by process ${app.proc.pid}, which has its embedded engines open (PGlite and chDB allow one process at a time): stop it, or give this one another DATA_DIR`,
+    ])
   }, 60_000)
 
   test('once the service stopped, the lock is gone and the migration runs', async () => {

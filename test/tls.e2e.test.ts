@@ -77,16 +77,20 @@ https:// {
   const dataDir = join(dir, 'data', 'caddy')
   const caddy = { httpsPort, dataDir, log, stop: async () => void (await stopProcess(proc, 10_000)) }
   try {
-    await until(async () => {
-      if (proc.exitCode !== null) throw new Error(`caddy exited with ${proc.exitCode}:\n${log()}`)
-      if (!existsSync(rootCertificate(caddy))) return false
-      try {
-        ;(await Bun.connect({ hostname: '127.0.0.1', port: httpsPort, socket: { data() {} } })).end()
-        return true
-      } catch {
-        return false
-      }
-    }, () => `caddy listening on ${httpsPort} with its local CA:\n${log()}`, CADDY_START_MS)
+    await until(
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`caddy exited with ${proc.exitCode}:\n${log()}`)
+        if (!existsSync(rootCertificate(caddy))) return false
+        try {
+          ;(await Bun.connect({ hostname: '127.0.0.1', port: httpsPort, socket: { data() {} } })).end()
+          return true
+        } catch {
+          return false
+        }
+      },
+      () => `caddy listening on ${httpsPort} with its local CA:\n${log()}`,
+      CADDY_START_MS,
+    )
   } catch (error) {
     await caddy.stop()
     throw error
@@ -143,7 +147,10 @@ describe.skipIf(!haveCaddy)('HTTPS on demand for custom domains, through a real 
     product = await startEntry('one-process/main.ts', { PORT: String(port), DATA_DIR: dataDir, DNS_SERVERS: dns.server }, port)
     const call = (method: string, path: string, body?: unknown, as = account) =>
       fetch(`${product.url}${path}`, { method, headers: { authorization: `Bearer ${as.key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
-    for (const [hostname, owner] of [[host, account], [pendingHost, other]] as const) {
+    for (const [hostname, owner] of [
+      [host, account],
+      [pendingHost, other],
+    ] as const) {
       const added = await call('POST', '/api/v1/domains', { hostname }, owner)
       const body = (await added.json()) as { data: { verification: { name: string; value: string } } }
       if (added.status !== 201) throw new Error(`add ${hostname}: ${added.status} ${JSON.stringify(body)}`)
@@ -161,13 +168,21 @@ describe.skipIf(!haveCaddy)('HTTPS on demand for custom domains, through a real 
   }, 60_000)
 
   test('Caddy gets a certificate for the verified custom domain, and its short link answers over HTTPS: 302 to its destination', async () => {
-    const { value } = await eventually(() => overHttps(caddy, host, `/${link.alias}`), (r) => 'status' in r && r.status === 302, ANSWER_DEADLINE_MS, {
-      what: `https://${host}/${link.alias} through Caddy`,
-    })
+    const { value } = await eventually(
+      () => overHttps(caddy, host, `/${link.alias}`),
+      (r) => 'status' in r && r.status === 302,
+      ANSWER_DEADLINE_MS,
+      {
+        what: `https://${host}/${link.alias} through Caddy`,
+      },
+    )
     expect(value, caddy.log().slice(-4000)).toEqual({ status: 302, location: link.url })
-    expect(existsSync(storedCertificate(caddy, host)), 'the certificate is in Caddy\'s storage').toBe(true)
+    expect(existsSync(storedCertificate(caddy, host)), "the certificate is in Caddy's storage").toBe(true)
     // Obtained on demand, when the handshake asked for the name (Caddy was configured with no name at all).
-    const obtained = caddy.log().split('\n').filter((line) => line.includes('tls.on_demand') && line.includes(host))
+    const obtained = caddy
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('tls.on_demand') && line.includes(host))
     expect(obtained.length, caddy.log().slice(-4000)).toBeGreaterThan(0)
   })
 
@@ -178,7 +193,11 @@ describe.skipIf(!haveCaddy)('HTTPS on demand for custom domains, through a real 
       expect(answer, `${refused}: ${JSON.stringify(answer)}`).toHaveProperty('error')
       // Caddy logs the refusal once the ask has answered: the marker that the refusal came from /tls/ask.
       await until(
-        () => caddy.log().split('\n').some((line) => line.includes(refused) && line.includes('not allowed') && line.includes('404')),
+        () =>
+          caddy
+            .log()
+            .split('\n')
+            .some((line) => line.includes(refused) && line.includes('not allowed') && line.includes('404')),
         () => `Caddy logging that /tls/ask refused ${refused}:\n${caddy.log().slice(-4000)}`,
       )
       expect(existsSync(join(caddy.dataDir, 'certificates', 'local', refused)), `no certificate for ${refused}`).toBe(false)
@@ -198,13 +217,16 @@ describe.skipIf(!haveCaddy)('deploy/Caddyfile and the compose file', () => {
     expect(adapt.exitCode, adapt.stderr.toString()).toBe(0)
     const adapted = JSON.parse(adapt.stdout.toString()) as { apps: { tls: { automation: { on_demand: { ask: string }; policies: { on_demand?: boolean }[] } } } }
     const ask = new URL(adapted.apps.tls.automation.on_demand.ask)
-    expect(adapted.apps.tls.automation.policies.some((policy) => policy.on_demand === true), 'a policy issues on demand').toBe(true)
+    expect(
+      adapted.apps.tls.automation.policies.some((policy) => policy.on_demand === true),
+      'a policy issues on demand',
+    ).toBe(true)
 
     type Service = { image?: string; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; depends_on?: Record<string, unknown> }
     const compose = Bun.YAML.parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> }
     const api = compose.services[ask.hostname]
     expect(api, `the ask URL's host ${ask.hostname} is a compose service`).toBeDefined()
-    expect(api!.environment?.PORT, 'the ask URL names the API service\'s port').toBe(ask.port)
+    expect(api!.environment?.PORT, "the ask URL names the API service's port").toBe(ask.port)
     expect(ask.pathname).toBe('/tls/ask')
     const caddyService = compose.services.caddy!
     expect(caddyService.volumes).toContain('./deploy/Caddyfile:/etc/caddy/Caddyfile:ro')

@@ -26,7 +26,11 @@ async function startApi(env: Record<string, string>) {
 describe('a dependency unreachable at start', () => {
   // A port nothing listens on: freePort() hands out one that was free a moment ago.
   const cases: [string, (port: number) => Record<string, string>, (port: number) => string][] = [
-    ['postgres', (port) => ({ DATABASE_URL: `postgres://linkservice:${PASSWORD}@127.0.0.1:${port}/linkservice?sslmode=disable` }), (port) => `postgres: cannot reach postgres://linkservice@127.0.0.1:${port}/linkservice (`],
+    [
+      'postgres',
+      (port) => ({ DATABASE_URL: `postgres://linkservice:${PASSWORD}@127.0.0.1:${port}/linkservice?sslmode=disable` }),
+      (port) => `postgres: cannot reach postgres://linkservice@127.0.0.1:${port}/linkservice (`,
+    ],
     ['clickhouse', (port) => ({ CLICKHOUSE_URL: `http://default:${PASSWORD}@127.0.0.1:${port}` }), (port) => `clickhouse: cannot reach http://default@127.0.0.1:${port} (`],
     ['redis', (port) => ({ REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${port}/0` }), (port) => `redis: cannot reach redis://127.0.0.1:${port}/0 (`],
   ]

@@ -43,6 +43,8 @@ export default function () {
   check(response, {
     'every link created': (r) => r.status === 200 && succeeded === BULK_SIZE && data?.summary?.failed === 0,
     'results in request order': () =>
-      Array.isArray(data?.results) && data.results.length === BULK_SIZE && data.results.every((/** @type {any} */ item, /** @type {number} */ i) => item.index === i && item.data?.full_url === links[i]?.url),
+      Array.isArray(data?.results) &&
+      data.results.length === BULK_SIZE &&
+      data.results.every((/** @type {any} */ item, /** @type {number} */ i) => item.index === i && item.data?.full_url === links[i]?.url),
   })
 }

@@ -124,7 +124,13 @@ describe('each script passes its stand-in run', () => {
     const run = await passes('mcp-create-link.js', { ...base(), KEYS: keys() })
     const created = run.exchanges.filter((e) => e.request.body && Buffer.from(e.request.body, 'base64').toString().includes('"tools/call"'))
     expect(created.length).toBe(ITERATIONS)
-    const alias = JSON.parse(created[0]!.response.body.split('\n').filter((l) => l.startsWith('data:')).pop()?.slice(5) ?? created[0]!.response.body).result.structuredContent.data.alias
+    const alias = JSON.parse(
+      created[0]!.response.body
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .pop()
+        ?.slice(5) ?? created[0]!.response.body,
+    ).result.structuredContent.data.alias
     const redirect = await fetch(`${stack.origin}/${alias}`, { redirect: 'manual' })
     expect(redirect.status).toBe(302)
   })
@@ -153,7 +159,11 @@ describe('each script passes its stand-in run', () => {
   test('stats.js: the statistics of a link with MIN_CLICKS clicks, each period', async () => {
     const owner = await newAccount(stack.deps.db, 'pro')
     const link = await newLink(stack.deps.db, owner.id, stack.deps.config.shortDomain)
-    await insertTestClicks(await testClickHouse(), link.id, [1, 2, 3, 4].map((h) => ({ at: Date.now() - h * 3_600_000 })))
+    await insertTestClicks(
+      await testClickHouse(),
+      link.id,
+      [1, 2, 3, 4].map((h) => ({ at: Date.now() - h * 3_600_000 })),
+    )
     const run = await passes('stats.js', { ...base(), KEY: owner.key, ALIAS: link.alias, MIN_CLICKS: '4', PERIODS: '24H,ALL' })
     const totals = run.exchanges.slice(1).map((e) => JSON.parse(e.response.body).data.total_clicks)
     expect(totals).toEqual([4, 4, 4])
@@ -182,7 +192,14 @@ describe('a script that drifts from the API fails its stand-in run', () => {
   const cases: [what: string, file: string, from: string, to: string, env: () => Record<string, string>, caught: string][] = [
     ['a path', 'shorten.js', '/api/v1/shorten`', '/api/v1/links/shorten`', () => ({ KEYS: keys(), AUTH: 'key' }), 'no such operation in the API document'],
     ['a body field', 'shorten.js', 'JSON.stringify({ url })', 'JSON.stringify({ destination: url })', () => ({ KEYS: keys(), AUTH: 'key' }), 'check "created" failed 3 of 3'],
-    ['a JSON body sent as a k6 object (form-encoded)', 'bulk.js', 'JSON.stringify({ links })', '{ links: JSON.stringify(links) }', () => ({ KEYS: keys(), BULK_SIZE: '2' }), 'check "every link created" failed 3 of 3'],
+    [
+      'a JSON body sent as a k6 object (form-encoded)',
+      'bulk.js',
+      'JSON.stringify({ links })',
+      '{ links: JSON.stringify(links) }',
+      () => ({ KEYS: keys(), BULK_SIZE: '2' }),
+      'check "every link created" failed 3 of 3',
+    ],
     ['the Authorization scheme', 'lib.js', 'Authorization: `Bearer ${token}`', 'Authorization: `Token ${token}`', () => ({ KEYS: keys(), AUTH: 'key' }), ': 401 '],
     ['the MCP tool name', 'mcp-create-link.js', "name: 'create_link'", "name: 'shorten_link'", () => ({ KEYS: keys() }), 'check "tool result" failed 3 of 3'],
     ['the MCP Accept header', 'mcp-create-link.js', "Accept: 'application/json, text/event-stream'", "Accept: 'application/json'", () => ({ KEYS: keys() }), 'setup: initialize: 406'],

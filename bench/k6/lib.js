@@ -158,7 +158,8 @@ export function mintAgentTokens(base, keys, scopes) {
     if (agent.status !== 201 || typeof agentId !== 'string') throw new Error(`POST /api/v1/agents with key ${index}: ${agent.status} ${String(agent.body).slice(0, 300)}`)
     const minted = http.post(`${base}/api/v1/agents/${agentId}/tokens`, '{}', params)
     const token = jsonBody(minted)?.data?.token
-    if (minted.status !== 201 || typeof token !== 'string' || !token.startsWith('at_')) throw new Error(`POST /api/v1/agents/{id}/tokens with key ${index}: ${minted.status} ${String(minted.body).slice(0, 300)}`)
+    if (minted.status !== 201 || typeof token !== 'string' || !token.startsWith('at_'))
+      throw new Error(`POST /api/v1/agents/{id}/tokens with key ${index}: ${minted.status} ${String(minted.body).slice(0, 300)}`)
     return token
   })
 }

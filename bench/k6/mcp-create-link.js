@@ -52,7 +52,14 @@ function mcpRequest(token, version) {
 function rpcAnswer(response) {
   const body = typeof response.body === 'string' ? response.body : ''
   const stream = (response.headers['Content-Type'] ?? '').includes('text/event-stream')
-  const text = stream ? (body.split('\n').filter((line) => line.startsWith('data:')).pop() ?? '').slice(5) : body
+  const text = stream
+    ? (
+        body
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .pop() ?? ''
+      ).slice(5)
+    : body
   try {
     return JSON.parse(text)
   } catch {

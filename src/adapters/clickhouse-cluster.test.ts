@@ -25,7 +25,9 @@ import { applyRetention } from './clickhouse-retention'
 
 const DIR = join(import.meta.dir, '../../migrations/clickhouse')
 const TARGET: ClusterTarget = { cluster: 'links', database: 'default' }
-const files = readdirSync(DIR).filter((f) => /^\d+_.+\.sql$/.test(f)).sort()
+const files = readdirSync(DIR)
+  .filter((f) => /^\d+_.+\.sql$/.test(f))
+  .sort()
 const singleNode = files.flatMap((file) => splitStatements(readFileSync(join(DIR, file), 'utf8')).map((sql) => ({ file, sql })))
 const cluster = [clusterSchemaMigrations(TARGET), ...singleNode.flatMap(({ sql }) => clusterStatements(sql, TARGET))]
 
@@ -89,9 +91,18 @@ describe('cluster form of the migrations, on chDB', () => {
 
   test('without ON CLUSTER and replication the statements apply; only the backfill needs the shards', () => {
     const failed = outcomes.demoted.map((o, i) => ({ ...o, sql: demoted(cluster[i]!) })).filter((o) => !o.ok)
-    expect(failed.map((f) => f.sql.split('\n')[0]), JSON.stringify(failed, null, 2)).toEqual(['INSERT INTO clicks_hourly_v1'])
+    expect(
+      failed.map((f) => f.sql.split('\n')[0]),
+      JSON.stringify(failed, null, 2),
+    ).toEqual(['INSERT INTO clicks_hourly_v1'])
     expect(failed[0]!.error).toMatch(/NETWORK_ERROR|All connection tries failed/)
-    const tables = new Map(outcomes.tables.trim().split('\n').map((line) => line.split('\t') as [string, string, string]).map(([name, engine, full]) => [name, { engine, full: full.replaceAll("\\'", "'") }]))
+    const tables = new Map(
+      outcomes.tables
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t') as [string, string, string])
+        .map(([name, engine, full]) => [name, { engine, full: full.replaceAll("\\'", "'") }]),
+    )
     for (const table of Object.keys(SHARDING_KEYS)) {
       expect(tables.get(table)?.engine, outcomes.tables).toBe('Distributed')
       expect(tables.get(table)?.full, outcomes.tables).toContain(`Distributed('links', 'default', '${localName(table)}', ${SHARDING_KEYS[table]})`)
@@ -123,7 +134,9 @@ describe('cluster form: the shapes the code promises', () => {
     const alter = singleNode.find(({ sql }) => sql.startsWith('ALTER TABLE clicks_v1 ADD COLUMN'))!.sql
     const change = alter.slice('ALTER TABLE clicks_v1 '.length)
     expect(clusterStatements(alter, TARGET)).toEqual([`ALTER TABLE clicks_v1_local ON CLUSTER links ${change}`, `ALTER TABLE clicks_v1 ON CLUSTER links ${change}`])
-    expect(clusterStatements('ALTER TABLE clicks_v1 MODIFY TTL toDateTime(timestamp) + toIntervalDay(40)', TARGET)).toEqual(['ALTER TABLE clicks_v1_local ON CLUSTER links MODIFY TTL toDateTime(timestamp) + toIntervalDay(40)'])
+    expect(clusterStatements('ALTER TABLE clicks_v1 MODIFY TTL toDateTime(timestamp) + toIntervalDay(40)', TARGET)).toEqual([
+      'ALTER TABLE clicks_v1_local ON CLUSTER links MODIFY TTL toDateTime(timestamp) + toIntervalDay(40)',
+    ])
     const [view] = clusterStatements(singleNode.find(({ sql }) => sql.startsWith('CREATE MATERIALIZED VIEW'))!.sql, TARGET)
     expect(view).toStartWith('CREATE MATERIALIZED VIEW IF NOT EXISTS clicks_hourly_mv_v1 ON CLUSTER links TO clicks_hourly_v1_local AS SELECT')
     expect(view).toContain('FROM clicks_v1_local\n')

@@ -71,7 +71,9 @@ export async function clusterTarget(client: ClickHouseClient, cluster: string): 
   })
   const [row] = await result.json<{ database: string; foreground: string; migrations: string }>()
   if (!row || !['1', 'true'].includes(row.foreground)) {
-    throw new Error(`CLICKHOUSE_CLUSTER is set but inserts into Distributed tables would be queued in the background: set distributed_foreground_insert = 1 in the profile of the ClickHouse user (docs/scaling.md)`)
+    throw new Error(
+      `CLICKHOUSE_CLUSTER is set but inserts into Distributed tables would be queued in the background: set distributed_foreground_insert = 1 in the profile of the ClickHouse user (docs/scaling.md)`,
+    )
   }
   if (row.migrations && !row.migrations.startsWith('Replicated')) {
     throw new Error(`CLICKHOUSE_CLUSTER is set but schema_migrations on this server is ${row.migrations}, a single-node store (docs/scaling.md: moving to a cluster)`)
@@ -155,10 +157,14 @@ function toLocalTables(select: string): string {
 function replicatedSettings(rest: string): string {
   const match = /\bSETTINGS\s+([\s\S]+)$/.exec(rest)
   const before = match ? rest.slice(0, match.index) : rest
-  const settings = (match?.[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean).flatMap((setting) => {
-    const [name, value] = setting.split('=').map((s) => s.trim()) as [string, string | undefined]
-    if (name !== 'non_replicated_deduplication_window') return [setting]
-    return [`replicated_deduplication_window = ${value}`, `replicated_deduplication_window_seconds = ${DEDUP_WINDOW_SECONDS}`]
-  })
+  const settings = (match?.[1] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .flatMap((setting) => {
+      const [name, value] = setting.split('=').map((s) => s.trim()) as [string, string | undefined]
+      if (name !== 'non_replicated_deduplication_window') return [setting]
+      return [`replicated_deduplication_window = ${value}`, `replicated_deduplication_window_seconds = ${DEDUP_WINDOW_SECONDS}`]
+    })
   return settings.length ? `${before.trimEnd()}\nSETTINGS ${settings.join(', ')}` : before.trimEnd()
 }

@@ -60,7 +60,9 @@ export async function migrateClickHouse(client: ClickHouseClient, { cluster, dir
   })
   const done = await client.query({ query: 'SELECT name FROM schema_migrations FINAL', format: 'JSONEachRow' })
   const applied = new Set((await done.json<{ name: string }>()).map((row) => row.name))
-  const files = readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f)).sort()
+  const files = readdirSync(dir)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort()
   const ran: string[] = []
   for (const file of files) {
     if (applied.has(file)) continue

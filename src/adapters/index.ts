@@ -14,10 +14,7 @@ export interface Adapters {
   close(): Promise<void>
 }
 
-export async function openAdapters(
-  config: Pick<Config, 'redisUrl'>,
-  opts: { commandTimeoutMs?: number; name?: string; autoPipelining?: boolean } = {},
-): Promise<Adapters> {
+export async function openAdapters(config: Pick<Config, 'redisUrl'>, opts: { commandTimeoutMs?: number; name?: string; autoPipelining?: boolean } = {}): Promise<Adapters> {
   if (config.redisUrl) {
     // Imported lazily so the embedded default never loads ioredis.
     const { RedisKv } = await import('./redis-kv')
@@ -30,10 +27,30 @@ export async function openAdapters(
     // closes it once.
     const limiter = new RedisLimiter(kv.client)
     const idempotency = new RedisIdempotencyStore(kv.client)
-    return { kv, limiter, idempotency, engine: 'redis', close: async () => { await limiter.close(); await idempotency.close(); await kv.close() } }
+    return {
+      kv,
+      limiter,
+      idempotency,
+      engine: 'redis',
+      close: async () => {
+        await limiter.close()
+        await idempotency.close()
+        await kv.close()
+      },
+    }
   }
   const kv = new MemoryKv()
   const limiter = new MemoryLimiter()
   const idempotency = new MemoryIdempotencyStore()
-  return { kv, limiter, idempotency, engine: 'memory', close: async () => { await limiter.close(); await idempotency.close(); await kv.close() } }
+  return {
+    kv,
+    limiter,
+    idempotency,
+    engine: 'memory',
+    close: async () => {
+      await limiter.close()
+      await idempotency.close()
+      await kv.close()
+    },
+  }
 }

@@ -138,7 +138,11 @@ describe.skipIf(!REDIS_URL)('Redis (REDIS_URL)', () => {
         const channel = `test:kv:${name}:ch`
         const got: string[] = []
         let resets = 0
-        await kv.subscribe(channel, (m) => got.push(m), () => resets++)
+        await kv.subscribe(
+          channel,
+          (m) => got.push(m),
+          () => resets++,
+        )
         expect(resets, 'no reset on the first connection').toBe(0)
 
         // Only our own subscriber: other test files may hold pub/sub connections on the same Redis.
@@ -202,7 +206,13 @@ describe.skipIf(!canStartTopologies)('Redis Cluster, three nodes started by this
       // would wait for ever.
       for (const pause of [0, 100, 1000]) {
         await Bun.sleep(pause)
-        const outcome = await within(kv.get('test:kv:before-the-end').then(() => 'answered', (error: Error) => error.message), `a get ${pause} ms later, with every node down`)
+        const outcome = await within(
+          kv.get('test:kv:before-the-end').then(
+            () => 'answered',
+            (error: Error) => error.message,
+          ),
+          `a get ${pause} ms later, with every node down`,
+        )
         expect(outcome).toBe('Command timed out')
       }
     } finally {
@@ -222,10 +232,17 @@ describe.skipIf(!canStartTopologies)('Redis behind Sentinel, started by this tes
       await sentinel().kill(sentinel().primaryPort)
       await until(async () => (await sentinel().currentPrimary()) === sentinel().replicaPort, 'the sentinel to promote the replica', 20_000)
       let after: string | null = null
-      await until(async () => {
-        after = await kv.set('test:kv:failover', 'after', 60).then(() => kv.get('test:kv:failover')).catch(() => null)
-        return after === 'after'
-      }, 'a write through the same RedisKv after the failover', 20_000)
+      await until(
+        async () => {
+          after = await kv
+            .set('test:kv:failover', 'after', 60)
+            .then(() => kv.get('test:kv:failover'))
+            .catch(() => null)
+          return after === 'after'
+        },
+        'a write through the same RedisKv after the failover',
+        20_000,
+      )
       const promoted = adminClient(`redis://127.0.0.1:${sentinel().replicaPort}`)
       try {
         expect(await promoted.get('test:kv:failover'), 'the value is on the promoted server').toBe('after')

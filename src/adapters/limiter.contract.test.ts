@@ -66,7 +66,10 @@ function limiterContract(name: string, factory: LimiterFactory): void {
         expect(r.limit).toBe(30)
         if (!r.allowed) expect(r.remaining, 'a refused hit has nothing left').toBe(0)
       }
-      const remainingOfAllowed = results.filter((r) => r.allowed).map((r) => r.remaining).sort((x, y) => x - y)
+      const remainingOfAllowed = results
+        .filter((r) => r.allowed)
+        .map((r) => r.remaining)
+        .sort((x, y) => x - y)
       expect(remainingOfAllowed, 'each allowed hit sees its own remaining').toEqual(Array.from({ length: 30 }, (_, i) => i))
     })
 

@@ -2,9 +2,7 @@
 // claim needs no lock; the records mimic the Redis adapter: a lease while in flight, an expiry always.
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './ports'
 
-type Entry =
-  | { state: 'in_flight'; token: string; fingerprint: string; expiresAtMs: number }
-  | { state: 'done'; fingerprint: string; response: StoredResponse; expiresAtMs: number }
+type Entry = { state: 'in_flight'; token: string; fingerprint: string; expiresAtMs: number } | { state: 'done'; fingerprint: string; response: StoredResponse; expiresAtMs: number }
 
 /** Expired records nobody asks for again are swept at most this often, so the Map cannot grow without bound. */
 const SWEEP_INTERVAL_MS = 10_000

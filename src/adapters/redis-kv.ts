@@ -125,11 +125,7 @@ export class RedisKv implements Kv {
    */
   private subscriberConnection(): RedisClient {
     if (this.subscriber) return this.subscriber
-    const subscriber = connectRedis(
-      this.url,
-      { commandTimeoutMs: SUBSCRIBE_TIMEOUT_MS, name: this.opts.name && `${this.opts.name}:sub` },
-      { protocol: 2, autoResubscribe: false },
-    )
+    const subscriber = connectRedis(this.url, { commandTimeoutMs: SUBSCRIBE_TIMEOUT_MS, name: this.opts.name && `${this.opts.name}:sub` }, { protocol: 2, autoResubscribe: false })
     subscriber.on('message', (channel: string, message: string) => {
       for (const s of this.subscriptions.get(channel) ?? []) {
         // A throwing subscriber must not break ioredis' reply parsing or starve the others; its error
@@ -201,9 +197,7 @@ const nodeKey = (node: { options: { host?: string; port?: number } }) => `${node
  * closes), a client is borrowed and left open.
  */
 export function ownOrBorrow(connection: string | RedisClient, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): { client: RedisClient; owned: boolean } {
-  return typeof connection === 'string'
-    ? { client: connectRedis(connection, { commandTimeoutMs }), owned: true }
-    : { client: connection, owned: false }
+  return typeof connection === 'string' ? { client: connectRedis(connection, { commandTimeoutMs }), owned: true } : { client: connection, owned: false }
 }
 
 /**

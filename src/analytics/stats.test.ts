@@ -82,7 +82,10 @@ describe('linkStats breakdowns', () => {
     expect(humans.last_clicked_at).toBe(new Date(at(HOUR)).toISOString())
     const all = await linkStats(client, { linkId: link, period: '24H', now: NOW, includeBots: true })
     expect(all.total_clicks).toBe(2)
-    expect(all.browsers).toEqual([{ browser: 'Chrome', clicks: 1 }, { browser: 'Googlebot', clicks: 1 }])
+    expect(all.browsers).toEqual([
+      { browser: 'Chrome', clicks: 1 },
+      { browser: 'Googlebot', clicks: 1 },
+    ])
     expect((await basicTotals(client, link)).total_clicks).toBe(1)
   })
 
@@ -96,10 +99,24 @@ describe('linkStats breakdowns', () => {
     ]
     await insert(link, clicks)
     const s = await linkStats(client, { linkId: link, period: '7D', now: NOW, top: 3 })
-    expect(s.countries).toEqual([{ country: 'DE', clicks: 3 }, { country: 'FR', clicks: 2 }, { country: 'AR', clicks: 1 }])
-    expect(s.referrers).toEqual([{ referrer: 'news.ycombinator.com', clicks: 3 }, { referrer: '', clicks: 2 }, { referrer: 't.co', clicks: 2 }])
-    expect(s.devices).toEqual([{ device: 'desktop', clicks: 4 }, { device: 'mobile', clicks: 3 }])
-    expect(s.os).toEqual([{ os: 'Windows', clicks: 4 }, { os: 'iOS', clicks: 3 }])
+    expect(s.countries).toEqual([
+      { country: 'DE', clicks: 3 },
+      { country: 'FR', clicks: 2 },
+      { country: 'AR', clicks: 1 },
+    ])
+    expect(s.referrers).toEqual([
+      { referrer: 'news.ycombinator.com', clicks: 3 },
+      { referrer: '', clicks: 2 },
+      { referrer: 't.co', clicks: 2 },
+    ])
+    expect(s.devices).toEqual([
+      { device: 'desktop', clicks: 4 },
+      { device: 'mobile', clicks: 3 },
+    ])
+    expect(s.os).toEqual([
+      { os: 'Windows', clicks: 4 },
+      { os: 'iOS', clicks: 3 },
+    ])
     expect(s.timeseries.length).toBe(7) // the top N never cuts the timeseries
     expect(s.routingStats).toEqual([])
     expect(s.routingSummary).toEqual({})
@@ -147,4 +164,3 @@ describe('hourly rollup', () => {
     expect((await linkStats(client, { linkId: link, period: '24H', now: NOW })).total_clicks).toBe(2)
   })
 })
-

@@ -109,8 +109,7 @@ export async function linkStats(client: ClickHouseClient, opts: StatsOptions): P
     starts = first === null ? [] : bucketStarts(first, now, bucket)
     if (bucket === 'month') rollUpMonths(counts)
   }
-  const named = <K extends string>(dim: string, name: K) =>
-    by(dim).map((r) => ({ [name]: r.key, clicks: Number(r.clicks) }) as { [P in K]: string } & { clicks: number })
+  const named = <K extends string>(dim: string, name: K) => by(dim).map((r) => ({ [name]: r.key, clicks: Number(r.clicks) }) as { [P in K]: string } & { clicks: number })
 
   return {
     period: opts.period,
@@ -129,19 +128,13 @@ export async function linkStats(client: ClickHouseClient, opts: StatsOptions): P
 }
 
 /** What a Free account sees in its 403 body: human clicks of all time and the last one. */
-export async function basicTotals(
-  client: ClickHouseClient,
-  linkId: string,
-): Promise<{ total_clicks: number; last_clicked_at: string | null }> {
+export async function basicTotals(client: ClickHouseClient, linkId: string): Promise<{ total_clicks: number; last_clicked_at: string | null }> {
   const found = (await clickCounts(client, [linkId])).get(linkId)!
   return { total_clicks: found.clicks, last_clicked_at: found.last_clicked_at }
 }
 
 /** Human clicks of all time and the last click for many links in one query (link records in lists). */
-export async function clickCounts(
-  client: ClickHouseClient,
-  linkIds: readonly string[],
-): Promise<Map<string, { clicks: number; last_clicked_at: string | null }>> {
+export async function clickCounts(client: ClickHouseClient, linkIds: readonly string[]): Promise<Map<string, { clicks: number; last_clicked_at: string | null }>> {
   const out = new Map(linkIds.map((id) => [id, { clicks: 0, last_clicked_at: null as string | null }]))
   if (linkIds.length === 0) return out
   const result = await client.query({

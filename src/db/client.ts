@@ -41,7 +41,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     const { migrate } = await import('drizzle-orm/postgres-js/migrator')
     const client = postgres(config.databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 })
     // Named prepared statements unless DATABASE_PREPARED_STATEMENTS=false (prepared.ts says why).
-    const statements = config.databasePreparedStatements === false ? <C,>(c: C) => c : preparingStatements
+    const statements = config.databasePreparedStatements === false ? <C>(c: C) => c : preparingStatements
     const db = drizzle(statements(client), { schema }) as unknown as Db
     // Connects on its first query, like the primary's pool: a replica that is down delays no start.
     const replica = config.databaseReplicaUrl ? postgres(config.databaseReplicaUrl, { max: REPLICA_POOL_MAX, onnotice: () => {}, connect_timeout: 10 }) : undefined
@@ -117,11 +117,7 @@ const replicaDownUntil = new WeakMap<Db, number>()
  * - A replica that cannot be reached does not fail the read: the primary answers it (and the next ones,
  *   for REPLICA_RETRY_MS). Other errors are the query's own and are thrown as they are.
  */
-export async function readFromReplica<T>(
-  handles: { db: Db; readDb: Db },
-  read: (db: Db) => Promise<T>,
-  maybeNotReplicated: (error: unknown) => boolean = () => false,
-): Promise<T> {
+export async function readFromReplica<T>(handles: { db: Db; readDb: Db }, read: (db: Db) => Promise<T>, maybeNotReplicated: (error: unknown) => boolean = () => false): Promise<T> {
   const { db, readDb } = handles
   if (readDb === db || performance.now() < (replicaDownUntil.get(readDb) ?? 0)) return read(db)
   try {

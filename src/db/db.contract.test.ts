@@ -80,7 +80,10 @@ function dbContract(name: string, databaseUrl: string | undefined): void {
     it('round-trips timestamptz as Date, to the millisecond', async () => {
       const expiresAt = new Date('2031-02-03T04:05:06.789Z')
       await database.db.insert(links).values(link('ts', 'ts', { expiresAt }))
-      const [row] = await database.db.select().from(links).where(eq(links.id, `${run}:ts`))
+      const [row] = await database.db
+        .select()
+        .from(links)
+        .where(eq(links.id, `${run}:ts`))
       expect(row?.expiresAt, `row: ${JSON.stringify(row)}`).toBeInstanceOf(Date)
       expect(row?.expiresAt?.toISOString()).toBe(expiresAt.toISOString())
       expect(row?.createdAt, 'defaultNow() column').toBeInstanceOf(Date)
@@ -98,8 +101,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
 
   // What the connection a query ran on has prepared. Each check below opens a pool of its own and uses it
   // one query at a time, so postgres.js opens a single connection and this lists that connection's.
-  const prepared = async (db: Db): Promise<string[]> =>
-    ((await db.execute(sql`select statement from pg_prepared_statements`)) as unknown as { statement: string }[]).map((row) => row.statement)
+  const prepared = async (db: Db): Promise<string[]> => ((await db.execute(sql`select statement from pg_prepared_statements`)) as unknown as { statement: string }[]).map((row) => row.statement)
 
   it('runs the queries drizzle builds as named prepared statements, reused on their next run (DATABASE_PREPARED_STATEMENTS default)', async () => {
     const database = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: ':memory:' })
@@ -108,7 +110,10 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
         expect(await database.db.select({ id: links.id }).from(links).where(eq(links.alias, alias))).toEqual([])
       }
       const statements = await prepared(database.db)
-      expect(statements.filter((text) => text.includes('"links"."alias" = $1')), statements.join('\n')).toHaveLength(1)
+      expect(
+        statements.filter((text) => text.includes('"links"."alias" = $1')),
+        statements.join('\n'),
+      ).toHaveLength(1)
     } finally {
       await database.close()
     }
@@ -122,8 +127,14 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
         await tx.transaction((savepoint) => savepoint.select({ id: links.id }).from(links).where(eq(links.domain, 'prep.example')))
         return prepared(tx)
       })
-      expect(statements.some((text) => text.includes('"links"."url" = $1')), statements.join('\n')).toBe(true)
-      expect(statements.some((text) => text.includes('"links"."domain" = $1')), statements.join('\n')).toBe(true)
+      expect(
+        statements.some((text) => text.includes('"links"."url" = $1')),
+        statements.join('\n'),
+      ).toBe(true)
+      expect(
+        statements.some((text) => text.includes('"links"."domain" = $1')),
+        statements.join('\n'),
+      ).toBe(true)
     } finally {
       await database.close()
     }
@@ -137,7 +148,10 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL (DATABASE_URL)', () => {
       }
       // postgres.js' own type lookup at connect is prepared either way; none of drizzle's queries is.
       const statements = await prepared(database.db)
-      expect(statements.filter((text) => text.includes('"links"')), statements.join('\n')).toEqual([])
+      expect(
+        statements.filter((text) => text.includes('"links"')),
+        statements.join('\n'),
+      ).toEqual([])
     } finally {
       await database.close()
     }

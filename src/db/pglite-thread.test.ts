@@ -68,7 +68,10 @@ describe('PGlite on its own thread', () => {
       return result.rows[0]!.n
     })
     sent()
-    await until(() => order.length > 0, () => `the transaction's own query: ${JSON.stringify(order)}`)
+    await until(
+      () => order.length > 0,
+      () => `the transaction's own query: ${JSON.stringify(order)}`,
+    )
     expect(order, 'the outside query answered while the transaction was open').toEqual(['transaction went on'])
     release()
     await transaction

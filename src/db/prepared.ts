@@ -30,8 +30,7 @@ export function preparingStatements<C extends Client>(client: C): C {
     get(target, key) {
       switch (key) {
         case 'unsafe':
-          return (text: string, params?: Parameters<Sql['unsafe']>[1], options?: Parameters<Sql['unsafe']>[2]) =>
-            target.unsafe(text, params, { ...options, prepare: true })
+          return (text: string, params?: Parameters<Sql['unsafe']>[1], options?: Parameters<Sql['unsafe']>[2]) => target.unsafe(text, params, { ...options, prepare: true })
         case 'begin':
           return (...args: unknown[]) => ((target as Sql).begin as (...a: unknown[]) => unknown)(...preparingCallback(args))
         case 'savepoint':

@@ -45,7 +45,7 @@ describe('createTxtResolver against a real DNS server on loopback', () => {
     expect(await resolver.resolveTxt('_linkservice.nothing.example.com')).toEqual([])
   })
 
-  test('SERVFAIL is the domain\'s failure; silence and an unreachable server are ours, within the budget', async () => {
+  test("SERVFAIL is the domain's failure; silence and an unreachable server are ours, within the budget", async () => {
     const resolver = createTxtResolver({ dnsServers: [dns.server], dnsTimeoutMs: 300 })
     dns.fail('_linkservice.broken.example.com', 'servfail')
     const servfail = await failure(resolver.resolveTxt('_linkservice.broken.example.com'))

@@ -38,7 +38,7 @@ export const OPERATIONS = {
   'tags.assign': 'assign or remove a tag',
   'domains.change': 'add, verify, change or remove a custom domain',
   'billing.upgrade': 'start an upgrade of the plan',
-  'webhooks.change': 'add, change or delete a webhook, or rotate its secret (where and how the account\'s events are sent)',
+  'webhooks.change': "add, change or delete a webhook, or rotate its secret (where and how the account's events are sent)",
 } as const
 
 export type Operation = keyof typeof OPERATIONS

@@ -15,7 +15,10 @@ export const DEFAULT_NETWORK_PREFIXES: NetworkPrefixes = { v4: 24, v6: 56 }
  * address. Anything that is not an address (an empty or unknown peer) is its own network.
  */
 export function networkOf(address: string, prefixes: NetworkPrefixes = DEFAULT_NETWORK_PREFIXES): string {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase()
+  const bare = address
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .toLowerCase()
   const v4 = ipv4(bare)
   if (v4) return `${maskV4(v4, prefixes.v4)}/${prefixes.v4}`
   const v6 = bare.includes(':') ? ipv6(bare) : null

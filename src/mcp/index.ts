@@ -74,8 +74,7 @@ export function mcpModule(services: Services, auth: Auth, options: McpOptions) {
   const handler = createMcpHandler(({ authInfo }) => mcpServer(callerOf(authInfo), context), { legacy: 'stateless' })
 
   /** RFC 6750 3 / RFC 9728 5.1, and the scopes to ask for (MCP authorization: the client requests these). */
-  const challenge = (tokenSent: boolean) =>
-    `Bearer resource_metadata="${resourceMetadataUrl}", scope="${TOOL_SCOPES.join(' ')}"${tokenSent ? ', error="invalid_token"' : ''}`
+  const challenge = (tokenSent: boolean) => `Bearer resource_metadata="${resourceMetadataUrl}", scope="${TOOL_SCOPES.join(' ')}"${tokenSent ? ', error="invalid_token"' : ''}`
 
   /**
    * The door: an Agent's at_ token, admitted without a scope (every scope is a tool's business, checked
@@ -88,7 +87,10 @@ export function mcpModule(services: Services, auth: Auth, options: McpOptions) {
     try {
       const token = readBearer(header)
       if (!token.startsWith(TOKEN_PREFIXES.access)) {
-        throw new ApiError('UNAUTHORIZED', 'The MCP endpoint takes an OAuth access token (at_), never an API key or a guest token: connect through OAuth, starting at the resource_metadata URL in WWW-Authenticate.')
+        throw new ApiError(
+          'UNAUTHORIZED',
+          'The MCP endpoint takes an OAuth access token (at_), never an API key or a guest token: connect through OAuth, starting at the resource_metadata URL in WWW-Authenticate.',
+        )
       }
       const principal = await auth.authenticate(request, 'account', MCP_DOOR)
       return { token, principal, clientIp: clientIp(services, request, server) }
@@ -128,61 +130,68 @@ export function mcpModule(services: Services, auth: Auth, options: McpOptions) {
     return withHeaders(answer, caller.principal.rateHeaders)
   }
 
-  return new Elysia({ name: 'mcp' })
-    .use(errors)
-    .model({ McpMessage })
-    // CORS on every answer of /mcp, errors included (the errors plugin keeps headers set here); the
-    // preflight, and the 405 of GET and DELETE, answered here too, so that a browser host can read them.
-    .onRequest(({ request, set }) => {
-      if (!isMcpPath(request.url)) return
-      if (request.method === 'OPTIONS') return cors.preflight(request)
-      Object.assign(set.headers, cors.headers(request.headers.get('origin')))
-      if (request.method === 'GET' || request.method === 'DELETE') {
-        throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not served here: this endpoint is stateless (no sessions, no server stream); it answers POST.`, { headers: { allow: 'OPTIONS, POST' } })
-      }
-    })
-    .post(
-      MCP_PATH,
-      async ({ request, body, server }) => {
-        cors.check(request.headers.get('origin'))
-        const caller = await authenticate(request, server)
-        if (Array.isArray(body)) return serveBatch(request, server, body, caller)
-        const answer = await handler.fetch(request, { authInfo: authInfoOf(caller), parsedBody: body })
-        return withHeaders(answer, caller.principal.rateHeaders)
-      },
-      {
-        detail: {
-          operationId: 'mcp',
-          tags: ['mcp'],
-          summary: 'The MCP endpoint (Streamable HTTP, stateless)',
-          description:
-            'For MCP hosts (AI agents): one JSON-RPC message per POST, answered as JSON (or an event stream for a 2025-revision client); no sessions, so GET and DELETE are 405. ' +
-            `Under protocol version ${BATCH_PROTOCOL_VERSION} (MCP-Protocol-Version header, or absent) a POST may carry a JSON-RPC batch (an array of up to ${MAX_BATCH_MESSAGES} messages), answered with an array of the responses (none for notifications); later versions get 400. ` +
-            'Takes only an OAuth access token (at_): without one, or with an API key, 401 with WWW-Authenticate naming the resource metadata (/.well-known/oauth-protected-resource/mcp) and the scopes the tools need. ' +
-            'Answered with CORS for pages on any origin (no credentials; WWW-Authenticate exposed), unless the operator set MCP_ALLOWED_ORIGINS: then a request whose Origin is neither listed nor this API\'s is 403 ORIGIN_NOT_ALLOWED. ' +
-            `Tools, each the REST operation of the same name with its scope, limits, approvals, audit and dry_run: ${TOOL_LIST}. ` +
-            'A REST error comes back as a tool result with isError and the error code; an operation held for approval as a result with the approval and the URL a human opens.',
-          security: [{ oauth2: [] }],
-          requestBody: {
-            required: true,
-            content: {
-              'application/json': {
-                schema: { oneOf: [{ $ref: '#/components/schemas/McpMessage' }, { type: 'array', items: { $ref: '#/components/schemas/McpMessage' }, minItems: 1, maxItems: MAX_BATCH_MESSAGES }] },
+  return (
+    new Elysia({ name: 'mcp' })
+      .use(errors)
+      .model({ McpMessage })
+      // CORS on every answer of /mcp, errors included (the errors plugin keeps headers set here); the
+      // preflight, and the 405 of GET and DELETE, answered here too, so that a browser host can read them.
+      .onRequest(({ request, set }) => {
+        if (!isMcpPath(request.url)) return
+        if (request.method === 'OPTIONS') return cors.preflight(request)
+        Object.assign(set.headers, cors.headers(request.headers.get('origin')))
+        if (request.method === 'GET' || request.method === 'DELETE') {
+          throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not served here: this endpoint is stateless (no sessions, no server stream); it answers POST.`, {
+            headers: { allow: 'OPTIONS, POST' },
+          })
+        }
+      })
+      .post(
+        MCP_PATH,
+        async ({ request, body, server }) => {
+          cors.check(request.headers.get('origin'))
+          const caller = await authenticate(request, server)
+          if (Array.isArray(body)) return serveBatch(request, server, body, caller)
+          const answer = await handler.fetch(request, { authInfo: authInfoOf(caller), parsedBody: body })
+          return withHeaders(answer, caller.principal.rateHeaders)
+        },
+        {
+          detail: {
+            operationId: 'mcp',
+            tags: ['mcp'],
+            summary: 'The MCP endpoint (Streamable HTTP, stateless)',
+            description:
+              'For MCP hosts (AI agents): one JSON-RPC message per POST, answered as JSON (or an event stream for a 2025-revision client); no sessions, so GET and DELETE are 405. ' +
+              `Under protocol version ${BATCH_PROTOCOL_VERSION} (MCP-Protocol-Version header, or absent) a POST may carry a JSON-RPC batch (an array of up to ${MAX_BATCH_MESSAGES} messages), answered with an array of the responses (none for notifications); later versions get 400. ` +
+              'Takes only an OAuth access token (at_): without one, or with an API key, 401 with WWW-Authenticate naming the resource metadata (/.well-known/oauth-protected-resource/mcp) and the scopes the tools need. ' +
+              "Answered with CORS for pages on any origin (no credentials; WWW-Authenticate exposed), unless the operator set MCP_ALLOWED_ORIGINS: then a request whose Origin is neither listed nor this API's is 403 ORIGIN_NOT_ALLOWED. " +
+              `Tools, each the REST operation of the same name with its scope, limits, approvals, audit and dry_run: ${TOOL_LIST}. ` +
+              'A REST error comes back as a tool result with isError and the error code; an operation held for approval as a result with the approval and the URL a human opens.',
+            security: [{ oauth2: [] }],
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: { oneOf: [{ $ref: '#/components/schemas/McpMessage' }, { type: 'array', items: { $ref: '#/components/schemas/McpMessage' }, minItems: 1, maxItems: MAX_BATCH_MESSAGES }] },
+                },
               },
             },
-          },
-          responses: {
-            200: {
-              description: 'The JSON-RPC answer (a tool error is a result with isError, not an HTTP error); for a batch, the array of the responses',
-              content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/McpMessage' }, { type: 'array', items: { $ref: '#/components/schemas/McpMessage' } }] } }, 'text/event-stream': { schema: { type: 'string' } } },
+            responses: {
+              200: {
+                description: 'The JSON-RPC answer (a tool error is a result with isError, not an HTTP error); for a batch, the array of the responses',
+                content: {
+                  'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/McpMessage' }, { type: 'array', items: { $ref: '#/components/schemas/McpMessage' } }] } },
+                  'text/event-stream': { schema: { type: 'string' } },
+                },
+              },
+              202: { description: 'A notification or response accepted (no body)' },
+              403: { [ERROR_CODES_KEYWORD]: ['ORIGIN_NOT_ALLOWED'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } },
             },
-            202: { description: 'A notification or response accepted (no body)' },
-            403: { [ERROR_CODES_KEYWORD]: ['ORIGIN_NOT_ALLOWED'], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } },
-          },
-          'x-auth': 'account',
-        } as Record<string, unknown>,
-      },
-    )
+            'x-auth': 'account',
+          } as Record<string, unknown>,
+        },
+      )
+  )
 }
 
 /** What the handler passes to the factory untouched: the caller, for the tools. */

@@ -13,17 +13,15 @@ const INPUTS = new Map(TOOLS.map((tool) => [tool.name, fromJsonSchema<Args>(JSON
 const INSTRUCTIONS =
   'Short links of one account: create, read, change and delete links, tag them, read their statistics and the plan. ' +
   'Each tool is one operation of the REST API (described at /swagger) with the same arguments, rules and error codes. ' +
-  'An error result starts with the API\'s error code and a hint saying what to do. ' +
-  'Some operations (deleting a link by default) wait for the human\'s approval: the result is then the approval with the URL to show the human; nothing has happened yet. ' +
+  "An error result starts with the API's error code and a hint saying what to do. " +
+  "Some operations (deleting a link by default) wait for the human's approval: the result is then the approval with the URL to show the human; nothing has happened yet. " +
   'dry_run: true on create_link, update_link and delete_link checks everything and shows the result without writing.'
 
 export function mcpServer(caller: Caller, context: DispatchContext): McpServer {
   const server = new McpServer({ name: 'linkservice', title: 'Link service', version: API_DOCUMENT_VERSION }, { instructions: INSTRUCTIONS })
   for (const tool of TOOLS) {
-    server.registerTool(
-      tool.name,
-      { title: tool.title, description: tool.description, inputSchema: INPUTS.get(tool.name)!, annotations: { title: tool.title, ...tool.annotations } },
-      (args: Args) => callTool(tool, args ?? {}, caller, context),
+    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: INPUTS.get(tool.name)!, annotations: { title: tool.title, ...tool.annotations } }, (args: Args) =>
+      callTool(tool, args ?? {}, caller, context),
     )
   }
   return server

@@ -58,9 +58,7 @@ const CHANGE: Hints = { readOnlyHint: false, destructiveHint: true, idempotentHi
 
 const args = (properties: Record<string, TSchema>, description?: string) => t.Object(properties, { additionalProperties: false, ...(description && { description }) })
 
-const DryRun = t.Optional(
-  t.Boolean({ description: 'true: validate and answer with the record that would result, writing nothing (REST ?dry_run=true)' }),
-)
+const DryRun = t.Optional(t.Boolean({ description: 'true: validate and answer with the record that would result, writing nothing (REST ?dry_run=true)' }))
 const LinkDomain = t.Optional(Domain)
 const TagId = Int({ minimum: 1, maximum: MAX_TAG_ID, description: 'Id of one of your tags (list_tags)' })
 
@@ -91,7 +89,7 @@ const SPECS: ToolSpec[] = [
   {
     name: 'get_link',
     title: 'Get a link',
-    description: 'One link of the account with its click totals (GET /api/v1/links/{alias}). Another account\'s link is LINK_NOT_FOUND.',
+    description: "One link of the account with its click totals (GET /api/v1/links/{alias}). Another account's link is LINK_NOT_FOUND.",
     scope: 'links:read',
     annotations: READ,
     input: args({ alias: Alias, domain: LinkDomain }),
@@ -102,7 +100,7 @@ const SPECS: ToolSpec[] = [
     name: 'list_links',
     title: 'List links',
     description:
-      'The account\'s links (GET /api/v1/links), newest first unless sort says otherwise (created_desc, created_asc, clicks_desc: most clicked first). Page with cursor (next_cursor of the previous page, kept with its sort); search matches alias or destination; tag keeps the links carrying one of your tags (its id from list_tags).',
+      "The account's links (GET /api/v1/links), newest first unless sort says otherwise (created_desc, created_asc, clicks_desc: most clicked first). Page with cursor (next_cursor of the previous page, kept with its sort); search matches alias or destination; tag keeps the links carrying one of your tags (its id from list_tags).",
     scope: 'links:read',
     annotations: READ,
     input: args({
@@ -140,7 +138,7 @@ const SPECS: ToolSpec[] = [
     name: 'delete_link',
     title: 'Delete a link',
     description:
-      'Deletes a link (DELETE /api/v1/links/{alias}): the short link answers 404 at once and the alias becomes free. By default an Agent\'s deletes wait for the human\'s approval: the answer is then the approval to show them.',
+      "Deletes a link (DELETE /api/v1/links/{alias}): the short link answers 404 at once and the alias becomes free. By default an Agent's deletes wait for the human's approval: the answer is then the approval to show them.",
     scope: 'links:delete',
     annotations: CHANGE,
     input: args({ alias: Alias, domain: LinkDomain, dry_run: DryRun }),
@@ -162,7 +160,7 @@ const SPECS: ToolSpec[] = [
     name: 'set_link_routing',
     title: "Replace a link's routing",
     description:
-      'Replaces the whole routing of a link (PUT /api/v1/links/{alias}/routing): rules (at most 20; the first whose conditions all match gives the destination) and an A/B test (2-4 variants, weights summing to 100, ends_at with winner_by to let the best variant become the link\'s URL). Send both to keep both; an empty object removes the routing. Pro only.',
+      "Replaces the whole routing of a link (PUT /api/v1/links/{alias}/routing): rules (at most 20; the first whose conditions all match gives the destination) and an A/B test (2-4 variants, weights summing to 100, ends_at with winner_by to let the best variant become the link's URL). Send both to keep both; an empty object removes the routing. Pro only.",
     scope: 'links:write',
     annotations: CHANGE,
     input: args({ alias: Alias, domain: LinkDomain, ...RoutingInput.properties, dry_run: DryRun }),
@@ -193,14 +191,11 @@ const SPECS: ToolSpec[] = [
   {
     name: 'list_tags',
     title: 'List tags',
-    description: 'The account\'s tags (GET /api/v1/tags), or with alias (and the domain that owns it) the tags of that link (GET /api/v1/links/{alias}/tags).',
+    description: "The account's tags (GET /api/v1/tags), or with alias (and the domain that owns it) the tags of that link (GET /api/v1/links/{alias}/tags).",
     scope: 'tags:read',
     annotations: READ,
     input: args({ alias: t.Optional(Alias), domain: LinkDomain }),
-    rest: (a) =>
-      a.alias === undefined
-        ? { method: 'GET', path: '/api/v1/tags' }
-        : { method: 'GET', path: `/api/v1/links/${seg(a.alias)}/tags`, query: pick(a, ['domain']) },
+    rest: (a) => (a.alias === undefined ? { method: 'GET', path: '/api/v1/tags' } : { method: 'GET', path: `/api/v1/links/${seg(a.alias)}/tags`, query: pick(a, ['domain']) }),
     summary: (body) => {
       const tags = (body.tags ?? []) as Json[]
       return `${tags.length} tags${tags.length ? `: ${tags.map((tag) => `${str(tag.name)} (id ${str(tag.id)})`).join(', ')}` : ''}`
@@ -229,7 +224,7 @@ const SPECS: ToolSpec[] = [
   {
     name: 'tag_link',
     title: 'Tag a link',
-    description: 'Assigns one of the account\'s tags to one of its links (POST /api/v1/links/{alias}/tags); assigning twice changes nothing.',
+    description: "Assigns one of the account's tags to one of its links (POST /api/v1/links/{alias}/tags); assigning twice changes nothing.",
     scope: 'tags:write',
     annotations: ADD,
     input: args({ alias: Alias, tagId: TagId, domain: LinkDomain }),
@@ -249,7 +244,7 @@ const SPECS: ToolSpec[] = [
   {
     name: 'account_status',
     title: 'Plan and usage',
-    description: 'The account\'s plan, its limits, and what this month has used (GET /api/v1/account/status).',
+    description: "The account's plan, its limits, and what this month has used (GET /api/v1/account/status).",
     scope: 'account:read',
     annotations: READ,
     input: args({}),
@@ -265,8 +260,7 @@ const SPECS: ToolSpec[] = [
     annotations: READ,
     input: args({ approvalId: ApprovalParams.properties.approvalId }),
     rest: (a) => ({ method: 'GET', path: `/api/v1/agent/approvals/${seg(a.approvalId)}` }),
-    summary: (body) =>
-      `Approval ${str(body.data?.id)} is ${str(body.data?.status)}${body.data?.result ? `; the operation answered ${str(body.data.result.status)}` : ''}`,
+    summary: (body) => `Approval ${str(body.data?.id)} is ${str(body.data?.status)}${body.data?.result ? `; the operation answered ${str(body.data.result.status)}` : ''}`,
   },
 ]
 
@@ -275,7 +269,12 @@ const SPECS: ToolSpec[] = [
  * host that retries after a lost answer gets the first result again instead of a second link (docs/api.md#idempotency).
  */
 const IdempotencyKey = t.Optional(
-  t.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$', description: 'Makes a retry safe: the same key with the same arguments replays the first result (REST Idempotency-Key, kept 24 h)' }),
+  t.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[\\x20-\\x7e]+$',
+    description: 'Makes a retry safe: the same key with the same arguments replays the first result (REST Idempotency-Key, kept 24 h)',
+  }),
 )
 
 function withIdempotencyKey(tool: ToolSpec): ToolSpec {

@@ -146,7 +146,15 @@ export function agentCalls(options: AgentCallsOptions): AgentCalls {
       if (access !== true && access.door) return
       if (isAgent(principal)) {
         const { agentId, approvalId } = principal.agent
-        capture(request, { accountId: principal.account.id, agentId, operation: operationOf(access), scopes: scopesOf(access), via: viaOf(request, access), ...(approvalId && { approvalId }), ...clock })
+        capture(request, {
+          accountId: principal.account.id,
+          agentId,
+          operation: operationOf(access),
+          scopes: scopesOf(access),
+          via: viaOf(request, access),
+          ...(approvalId && { approvalId }),
+          ...clock,
+        })
       }
       const held = heldScopes(principal)
       if (held) requireScopes(principal, held, access)

@@ -63,7 +63,11 @@ describe('an Agent token (at_)', () => {
   })
 
   test('human-only routes and routes that name no scope refuse it with 403 HUMAN_ONLY', async () => {
-    for (const [method, path] of [['GET', '/human'], ['POST', '/human'], ['GET', '/unscoped']] as const) {
+    for (const [method, path] of [
+      ['GET', '/human'],
+      ['POST', '/human'],
+      ['GET', '/unscoped'],
+    ] as const) {
       const r = await send(method, path, { authorization: `Bearer ${at}` })
       expect(r.status, `${method} ${path}: ${r.text}`).toBe(403)
       expect(r.body.error).toBe('HUMAN_ONLY')
@@ -87,7 +91,7 @@ describe('an Agent token (at_)', () => {
   })
 })
 
-describe('the signed-in session (the dashboard\'s credential)', () => {
+describe("the signed-in session (the dashboard's credential)", () => {
   test('reads with the cookie alone', async () => {
     const r = await send('GET', '/human', { cookie: 'ls_session=good' })
     expect(r.status, r.text).toBe(200)

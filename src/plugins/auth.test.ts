@@ -23,8 +23,22 @@ describe('readBearer', () => {
   })
 
   test('refuses missing, empty, other schemes, several tokens and malformed tokens with 401', () => {
-    const bad = [null, '', ' ', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', `gt_${'a'.repeat(43)}`, `Bearer gt_${'a'.repeat(43)} extra`,
-      'Bearer gt_short', `Bearer x_${'a'.repeat(43)}`, `Bearer XX_${'a'.repeat(43)}`, `Bearer gt_${'a'.repeat(40)}é`, `Bearer gt_${'a'.repeat(40)}%00`, `Bearer gt_${'a'.repeat(5000)}`]
+    const bad = [
+      null,
+      '',
+      ' ',
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      `gt_${'a'.repeat(43)}`,
+      `Bearer gt_${'a'.repeat(43)} extra`,
+      'Bearer gt_short',
+      `Bearer x_${'a'.repeat(43)}`,
+      `Bearer XX_${'a'.repeat(43)}`,
+      `Bearer gt_${'a'.repeat(40)}é`,
+      `Bearer gt_${'a'.repeat(40)}%00`,
+      `Bearer gt_${'a'.repeat(5000)}`,
+    ]
     for (const header of bad) expect(refusal(header), String(header)).toBe('401 UNAUTHORIZED')
   })
 })
@@ -92,7 +106,10 @@ describe('createAuth: authenticators are injected, one per token prefix', () => 
 
   test('a prefix no authenticator answers for, or a kind the route does not accept, is 401 without a lookup', async () => {
     const before = seen.length
-    for (const [path, t] of [['/a', `mk_${'c'.repeat(43)}`], ['/g', token]] as const) {
+    for (const [path, t] of [
+      ['/a', `mk_${'c'.repeat(43)}`],
+      ['/g', token],
+    ] as const) {
       const res = await get(path, t)
       const body = (await res.json()) as { error: string }
       expect(res.status, JSON.stringify(body)).toBe(401)

@@ -4,7 +4,10 @@ import { call, show } from '../../test/support/api'
 import { body, isJsonContentType, MAX_BODY_BYTES, MAX_DEPTH, nestingDepth, parseJsonBody } from './body'
 import { errors } from './errors'
 
-const app = new Elysia().use(errors).use(body).post('/echo', ({ body }) => body, { body: t.Object({ name: t.String() }) })
+const app = new Elysia()
+  .use(errors)
+  .use(body)
+  .post('/echo', ({ body }) => body, { body: t.Object({ name: t.String() }) })
 
 function post(init: RequestInit) {
   return app.handle(new Request('http://localhost/echo', { method: 'POST', ...init }))

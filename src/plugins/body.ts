@@ -61,7 +61,10 @@ export function controlCharacterAt(value: unknown, root: string): string | null 
 
 function refuseControlCharacters(value: unknown, root: string): void {
   const at = controlCharacterAt(value, root)
-  if (at) throw new ApiError('VALIDATION_FAILED', `${at.slice(0, 200)}: must not contain control characters.`, { data: { errors: [{ field: at.slice(0, 200), message: 'must not contain control characters' }] } })
+  if (at)
+    throw new ApiError('VALIDATION_FAILED', `${at.slice(0, 200)}: must not contain control characters.`, {
+      data: { errors: [{ field: at.slice(0, 200), message: 'must not contain control characters' }] },
+    })
 }
 
 /** Depth of a parsed JSON value, walked iteratively so the check itself cannot overflow. */

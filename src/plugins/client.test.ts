@@ -19,7 +19,18 @@ describe('clientIp', () => {
     expect(clientIp(plain, request({ 'x-forwarded-for': '1.1.1.1' }), fakeServer('10.9.9.9'))).toBe('10.9.9.9')
     expect(clientIp(plain, request(), null)).toBe('unknown')
     expect(clientIp({ ...plain, requestIP: () => '198.51.100.7' }, request(), fakeServer('10.9.9.9'))).toBe('198.51.100.7')
-    expect(clientIp({ ...plain, requestIP: () => { throw new Error('not ours') } }, request(), null)).toBe('unknown')
+    expect(
+      clientIp(
+        {
+          ...plain,
+          requestIP: () => {
+            throw new Error('not ours')
+          },
+        },
+        request(),
+        null,
+      ),
+    ).toBe('unknown')
   })
 
   test('TRUSTED_PROXY_HOPS: the N-th X-Forwarded-For entry from the right; a shorter list falls back to the socket', () => {

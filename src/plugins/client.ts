@@ -9,11 +9,7 @@ import type { Services } from '../services'
 import { ApiError } from './errors'
 import { onBehalfOf } from './on-behalf'
 
-export function clientIp(
-  services: Pick<Services, 'config' | 'requestIP'>,
-  request: Request,
-  server: Server<unknown> | null | undefined,
-): string {
+export function clientIp(services: Pick<Services, 'config' | 'requestIP'>, request: Request, server: Server<unknown> | null | undefined): string {
   // A request the app made to itself for a caller (an MCP tool's) is that caller's.
   const forwarded = onBehalfOf(request)?.clientIp
   if (forwarded !== undefined) return forwarded
@@ -48,13 +44,7 @@ export function rateLimitHeaders(result: Pick<LimitResult, 'limit' | 'remaining'
  * Counts one hit against `key` and returns the X-RateLimit headers, or throws RATE_LIMITED (429 with
  * Retry-After). A limiter that cannot answer fails closed with 503: these limits guard against abuse.
  */
-export async function enforceRateLimit(
-  limiter: Limiter,
-  key: string,
-  limit: number,
-  windowMs: number,
-  nowMs: number,
-): Promise<Record<string, string>> {
+export async function enforceRateLimit(limiter: Limiter, key: string, limit: number, windowMs: number, nowMs: number): Promise<Record<string, string>> {
   let result: LimitResult
   try {
     result = await limiter.hit(key, limit, windowMs)

@@ -84,7 +84,20 @@ const PUBLIC_ROUTES: [method: string, path: string, auth: boolean][] = [
 ]
 
 /** Routes for the human alone (API key or signed-in session): never an at_ token. */
-const HUMAN = new Set(['/api/v1/account/keys', '/api/v1/account/keys/{keyId}', '/api/v1/account/notifications', '/api/v1/oauth/request/{requestId}', '/api/v1/oauth/approve', '/api/v1/agents', '/api/v1/agents/{agentId}', '/api/v1/agents/{agentId}/tokens', '/api/v1/agents/{agentId}/kill', '/api/v1/agents/{agentId}/audit', '/api/v1/agent/approvals', '/api/v1/agent/approvals/{approvalId}/{decision}'])
+const HUMAN = new Set([
+  '/api/v1/account/keys',
+  '/api/v1/account/keys/{keyId}',
+  '/api/v1/account/notifications',
+  '/api/v1/oauth/request/{requestId}',
+  '/api/v1/oauth/approve',
+  '/api/v1/agents',
+  '/api/v1/agents/{agentId}',
+  '/api/v1/agents/{agentId}/tokens',
+  '/api/v1/agents/{agentId}/kill',
+  '/api/v1/agents/{agentId}/audit',
+  '/api/v1/agent/approvals',
+  '/api/v1/agent/approvals/{approvalId}/{decision}',
+])
 
 /** Routes for guest tokens alone (a guest becoming an account): no session. */
 const GUEST_ONLY = new Set(['/api/v1/guest/register', '/api/v1/guest/verify'])
@@ -102,13 +115,30 @@ const FORM = new Set(['/oauth/token', '/oauth/revoke'])
 const OAUTH = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke'])
 
 /** The HTML pages of sign-in and consent: forms and redirects, checked in src/modules/signin and test/oauth/consent-page tests. */
-const SIGN_IN_PAGES = ['/signin', '/signin/code', '/signin/done', '/signout', '/signin/github', '/signin/github/callback', '/signin/google', '/signin/google/callback', '/consent', '/approvals/{approvalId}']
+const SIGN_IN_PAGES = [
+  '/signin',
+  '/signin/code',
+  '/signin/done',
+  '/signout',
+  '/signin/github',
+  '/signin/github/callback',
+  '/signin/google',
+  '/signin/google/callback',
+  '/consent',
+  '/approvals/{approvalId}',
+]
 
 /** Routes whose success answer is not JSON alone (the pixel's GIF, the checkout pages, MCP's event stream); checked on their own below. */
 const NOT_JSON = new Set(['/api/analytics/link-conversion/pixel', '/api/v1/links/{alias}/qr', '/billing/{id}', '/oauth/authorize', '/oauth/revoke', '/mcp', ...SIGN_IN_PAGES])
 
 /** POST routes that take no JSON body: the token request, the DNS check, and Stripe's raw signed payload. */
-const BODYLESS = new Set(['/api/v1/guest/token', '/api/v1/domains/{hostname}/verify', '/api/v1/billing/stripe/webhook', '/api/v1/agents/{agentId}/kill', '/api/v1/agent/approvals/{approvalId}/{decision}'])
+const BODYLESS = new Set([
+  '/api/v1/guest/token',
+  '/api/v1/domains/{hostname}/verify',
+  '/api/v1/billing/stripe/webhook',
+  '/api/v1/agents/{agentId}/kill',
+  '/api/v1/agent/approvals/{approvalId}/{decision}',
+])
 
 let app: TestApp
 let doc: any
@@ -230,7 +260,9 @@ describe('GET /swagger/json', () => {
 
   test('no parameter carries a default Swagger UI would fill in but the parameter does not have (tag=0)', () => {
     const stray: string[] = []
-    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: { default?: unknown; anyOf?: Array<{ default?: unknown }> } }> }>>)) {
+    for (const [path, operations] of Object.entries(
+      doc.paths as Record<string, Record<string, { parameters?: Array<{ name: string; schema?: { default?: unknown; anyOf?: Array<{ default?: unknown }> } }> }>>,
+    )) {
       for (const [method, op] of Object.entries(operations)) {
         for (const p of op.parameters ?? []) {
           for (const branch of p.schema?.anyOf ?? []) if ('default' in branch && branch.default !== p.schema?.default) stray.push(`${method} ${path} ${p.name}`)
@@ -286,21 +318,41 @@ describe('GET /swagger/json', () => {
 
   test('every route an API key may call names the one OAuth scope an at_ token will need (the route → scope table)', () => {
     const table: Record<string, string> = {
-      'GET /api/v1/links': 'links:read', 'GET /api/v1/links/{alias}': 'links:read', 'GET /api/v1/links/{alias}/qr': 'links:read',
-      'POST /api/v1/shorten': 'links:write', 'POST /api/v1/links/bulk': 'links:write', 'PATCH /api/v1/links/{alias}': 'links:write',
+      'GET /api/v1/links': 'links:read',
+      'GET /api/v1/links/{alias}': 'links:read',
+      'GET /api/v1/links/{alias}/qr': 'links:read',
+      'POST /api/v1/shorten': 'links:write',
+      'POST /api/v1/links/bulk': 'links:write',
+      'PATCH /api/v1/links/{alias}': 'links:write',
       'DELETE /api/v1/links/{alias}': 'links:delete',
-      'GET /api/v1/links/{alias}/routing': 'links:read', 'PUT /api/v1/links/{alias}/routing': 'links:write', 'DELETE /api/v1/links/{alias}/routing': 'links:write',
-      'GET /api/v1/tags': 'tags:read', 'GET /api/v1/links/{alias}/tags': 'tags:read',
-      'POST /api/v1/tags': 'tags:write', 'DELETE /api/v1/tags/{tagId}': 'tags:write', 'POST /api/v1/links/{alias}/tags': 'tags:write', 'DELETE /api/v1/links/{alias}/tags/{tagId}': 'tags:write',
+      'GET /api/v1/links/{alias}/routing': 'links:read',
+      'PUT /api/v1/links/{alias}/routing': 'links:write',
+      'DELETE /api/v1/links/{alias}/routing': 'links:write',
+      'GET /api/v1/tags': 'tags:read',
+      'GET /api/v1/links/{alias}/tags': 'tags:read',
+      'POST /api/v1/tags': 'tags:write',
+      'DELETE /api/v1/tags/{tagId}': 'tags:write',
+      'POST /api/v1/links/{alias}/tags': 'tags:write',
+      'DELETE /api/v1/links/{alias}/tags/{tagId}': 'tags:write',
       'GET /api/v1/domains': 'domains:read',
-      'POST /api/v1/domains': 'domains:write', 'POST /api/v1/domains/{hostname}/verify': 'domains:write', 'PATCH /api/v1/domains/{hostname}': 'domains:write', 'DELETE /api/v1/domains/{hostname}': 'domains:write',
+      'POST /api/v1/domains': 'domains:write',
+      'POST /api/v1/domains/{hostname}/verify': 'domains:write',
+      'PATCH /api/v1/domains/{hostname}': 'domains:write',
+      'DELETE /api/v1/domains/{hostname}': 'domains:write',
       'GET /api/v1/links/{alias}/stats': 'stats:read',
       'POST /api/analytics/link-conversion': 'conversions:write',
-      'GET /api/v1/account/status': 'account:read', 'GET /api/v1/account/upgrade/{checkout_id}': 'account:read',
+      'GET /api/v1/account/status': 'account:read',
+      'GET /api/v1/account/upgrade/{checkout_id}': 'account:read',
       'POST /api/v1/account/upgrade': 'billing:write',
-      'GET /api/v1/webhooks': 'webhooks:read', 'GET /api/v1/webhooks/{id}': 'webhooks:read', 'GET /api/v1/webhooks/{id}/deliveries': 'webhooks:read',
-      'POST /api/v1/webhooks': 'webhooks:write', 'PATCH /api/v1/webhooks/{id}': 'webhooks:write', 'DELETE /api/v1/webhooks/{id}': 'webhooks:write',
-      'POST /api/v1/webhooks/{id}/rotate-secret': 'webhooks:write', 'POST /api/v1/webhooks/{id}/test': 'webhooks:write', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver': 'webhooks:write',
+      'GET /api/v1/webhooks': 'webhooks:read',
+      'GET /api/v1/webhooks/{id}': 'webhooks:read',
+      'GET /api/v1/webhooks/{id}/deliveries': 'webhooks:read',
+      'POST /api/v1/webhooks': 'webhooks:write',
+      'PATCH /api/v1/webhooks/{id}': 'webhooks:write',
+      'DELETE /api/v1/webhooks/{id}': 'webhooks:write',
+      'POST /api/v1/webhooks/{id}/rotate-secret': 'webhooks:write',
+      'POST /api/v1/webhooks/{id}/test': 'webhooks:write',
+      'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver': 'webhooks:write',
     }
     const found: Record<string, string> = {}
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { 'x-scopes'?: string[]; description?: string }>>)) {
@@ -325,7 +377,14 @@ describe('GET /swagger/json', () => {
       // CORS preflights (OPTIONS) are answered for browsers, not operations a client calls; /metrics is the
       // operator's Prometheus scrape (text, its own token), not part of the API; /favicon.ico is the
       // dashboard's icon for browsers, like /app.
-      .filter((r) => !r.path.startsWith('/internal/') && !r.path.startsWith('/swagger') && !r.path.startsWith('/app') && !['/metrics', '/favicon.ico'].includes(r.path) && !['HEAD', 'ALL', 'OPTIONS'].includes(r.method))
+      .filter(
+        (r) =>
+          !r.path.startsWith('/internal/') &&
+          !r.path.startsWith('/swagger') &&
+          !r.path.startsWith('/app') &&
+          !['/metrics', '/favicon.ico'].includes(r.path) &&
+          !['HEAD', 'ALL', 'OPTIONS'].includes(r.method),
+      )
       .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}') }))
       .filter((r) => !doc.paths[r.path]?.[r.method])
     expect(missing).toEqual([])

@@ -23,8 +23,7 @@ beforeAll(async () => {
   raw = res.text
 })
 
-const operations = () =>
-  Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
+const operations = () => Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
 
 /**
  * What Swagger UI 5 (parameter-row.jsx, setDefaultValue) fills a parameter in with, for OpenAPI 3: the
@@ -93,26 +92,22 @@ function requestFor(path: string, method: string, op: Json): Request {
 }
 
 describe('the served document', () => {
-  test(
-    'is the same after one request to every operation, in this app and a new one, and is client/openapi.json',
-    async () => {
-      const statuses: string[] = []
-      for (const { path, method, op } of operations()) {
-        const response = await app.handle(requestFor(path, method, op))
-        await response.arrayBuffer()
-        statuses.push(`${response.status} ${method} ${path}`)
-      }
-      expect(statuses.length).toBe(operations().length)
-      // Not only refusals: routes ran to their answers (response schemas used).
-      expect(statuses.filter((s) => /^2/.test(s)).length, statuses.join('\n')).toBeGreaterThan(10)
+  test('is the same after one request to every operation, in this app and a new one, and is client/openapi.json', async () => {
+    const statuses: string[] = []
+    for (const { path, method, op } of operations()) {
+      const response = await app.handle(requestFor(path, method, op))
+      await response.arrayBuffer()
+      statuses.push(`${response.status} ${method} ${path}`)
+    }
+    expect(statuses.length).toBe(operations().length)
+    // Not only refusals: routes ran to their answers (response schemas used).
+    expect(statuses.filter((s) => /^2/.test(s)).length, statuses.join('\n')).toBeGreaterThan(10)
 
-      const after = await call(app, 'GET', '/swagger/json')
-      expect(after.text === raw, 'the document changed with traffic').toBe(true)
-      const fresh = await call((await testApi()).app, 'GET', '/swagger/json')
-      expect(fresh.text === raw, 'a new app in this process serves another document').toBe(true)
-      const stored = readFileSync(DOCUMENT_FILE, 'utf8')
-      expect(documentText(JSON.parse(after.text)) === stored, 'client/ is out of date: run npm run client:generate').toBe(true)
-    },
-    120_000,
-  )
+    const after = await call(app, 'GET', '/swagger/json')
+    expect(after.text === raw, 'the document changed with traffic').toBe(true)
+    const fresh = await call((await testApi()).app, 'GET', '/swagger/json')
+    expect(fresh.text === raw, 'a new app in this process serves another document').toBe(true)
+    const stored = readFileSync(DOCUMENT_FILE, 'utf8')
+    expect(documentText(JSON.parse(after.text)) === stored, 'client/ is out of date: run npm run client:generate').toBe(true)
+  }, 120_000)
 })

@@ -87,7 +87,11 @@ describe('the errors plugin in an app', () => {
   })
 
   test('unknown routes and methods are 404 NOT_FOUND JSON', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/echo'], ['GET', '/echo']]) {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['DELETE', '/echo'],
+      ['GET', '/echo'],
+    ]) {
       const res = await call(app, method!, path!)
       expect(res.status, show(res)).toBe(404)
       expect(res.body, show(res)).toMatchObject({ success: false, error: 'NOT_FOUND' })

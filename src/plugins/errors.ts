@@ -164,14 +164,15 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   MALFORMED_JSON: 'The request body is not valid JSON.',
   UNSUPPORTED_CONTENT_TYPE: 'Send the body as JSON with Content-Type: application/json.',
   INVALID_URL: 'url must be an absolute http:// or https:// URL with a host, at most 2048 characters.',
-  DESTINATION_LOOPS: 'url must not lead back to this service (its short domain, API host, custom domains or this machine\'s addresses).',
+  DESTINATION_LOOPS: "url must not lead back to this service (its short domain, API host, custom domains or this machine's addresses).",
   DESTINATION_BLOCKED: 'This destination cannot be linked to from this service.',
   UNAUTHORIZED: 'Send Authorization: Bearer <token>; get a guest token from POST /api/v1/guest/token.',
   INSUFFICIENT_SCOPE: 'This token lacks the scope this endpoint needs; WWW-Authenticate names it. Ask the human for it (authorize again with that scope).',
   HUMAN_ONLY: 'This endpoint is for the human owner of the account (API key or signed-in session); an Agent token cannot call it.',
   FULL_ACCESS_REQUIRED: 'This endpoint is for the human owner of the account: the signed-in session or an API key without scopes; this key is restricted to some.',
-  CSRF_TOKEN_INVALID: 'Send the session\'s CSRF token in the X-CSRF-Token header with every state-changing call made with the session cookie.',
-  ORIGIN_NOT_ALLOWED: 'Requests from this web origin are not accepted here (the operator lists the allowed ones in MCP_ALLOWED_ORIGINS); call from a listed origin, or from a program that sends no Origin.',
+  CSRF_TOKEN_INVALID: "Send the session's CSRF token in the X-CSRF-Token header with every state-changing call made with the session cookie.",
+  ORIGIN_NOT_ALLOWED:
+    'Requests from this web origin are not accepted here (the operator lists the allowed ones in MCP_ALLOWED_ORIGINS); call from a listed origin, or from a program that sends no Origin.',
   NOT_FOUND: 'No such endpoint; the API is described at /swagger.',
   METHOD_NOT_ALLOWED: 'This path does not serve that method; the Allow header lists the ones it does.',
   LINK_NOT_FOUND: 'No link with that alias on that domain.',
@@ -184,7 +185,7 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   DOMAIN_RESERVED: 'This host name belongs to the service itself and cannot be added as a custom domain.',
   DOMAIN_NOT_FOUND: 'No custom domain with that host name in this account.',
   DOMAIN_TAKEN: 'This host name is already registered.',
-  DOMAIN_LIMIT_REACHED: 'The plan\'s custom domains are used up; remove one or upgrade.',
+  DOMAIN_LIMIT_REACHED: "The plan's custom domains are used up; remove one or upgrade.",
   DOMAIN_NOT_VERIFIED: 'The verification TXT record was not found; create it and try again.',
   ALIAS_TAKEN: 'That alias is taken on that domain; choose another (POST /api/v1/alias/check tells).',
   DOMAIN_NOT_ALLOWED: 'domain must be one of your verified custom domains, or left out for the default domain.',
@@ -226,11 +227,11 @@ export const DEFAULT_HINT: Record<ErrorCode, string> = {
   INTERNAL_ERROR: 'Something went wrong on our side; the request can be retried.',
   SERVICE_UNAVAILABLE: 'A backing service is unavailable; retry shortly.',
   CLICK_SIGNATURE_INVALID: 'clickSignature must be the mu_sig that came with this mu_click, unchanged.',
-  LINK_NOT_OWNED: 'This API key belongs to another account than the clicked link; use the link owner\'s key or the click signature.',
-  PRO_REQUIRED: 'Conversion attribution is a Pro feature; the link\'s account is not on Pro.',
+  LINK_NOT_OWNED: "This API key belongs to another account than the clicked link; use the link owner's key or the click signature.",
+  PRO_REQUIRED: "Conversion attribution is a Pro feature; the link's account is not on Pro.",
   OCCURRED_AT_INVALID: 'occurredAt must be after the click and at most five minutes in the future.',
   CONVERSION_WINDOW_CLOSED: 'The 30-day attribution window of this click has closed.',
-  CONVERSION_LIMIT: 'This click already carries the most conversions of this type a signed report may add; report further ones with the API key of the link\'s account.',
+  CONVERSION_LIMIT: "This click already carries the most conversions of this type a signed report may add; report further ones with the API key of the link's account.",
   CONVERSION_CONFLICT: 'This eventId or externalOrderId was already reported with a different payload; send a new key for a new conversion.',
 }
 
@@ -381,10 +382,7 @@ function validationError(error: unknown, place?: ErrorPlace): ApiError {
   try {
     issues = (v.all ?? []).slice(0, MAX_REPORTED_ISSUES).map((issue) => ({
       field: fieldName(where, issue.path),
-      message:
-        issue.path && valueAt(v.value, issue.path) === undefined
-          ? 'is required'
-          : (issue.message || 'invalid value').slice(0, MAX_MESSAGE_CHARS),
+      message: issue.path && valueAt(v.value, issue.path) === undefined ? 'is required' : (issue.message || 'invalid value').slice(0, MAX_MESSAGE_CHARS),
     }))
   } catch {
     // `all` is computed lazily from the schema; never let reporting an error raise another.
@@ -445,21 +443,17 @@ function stringHeaders(headers: Record<string, unknown> | undefined): Record<str
  * Global error mapping plus the shared models. Headers already set on the request (X-RateLimit-*)
  * survive into the error response; Elysia's own content-type does not.
  */
-export const errors = new Elysia({ name: 'plugins.errors' })
-  .model({ ErrorResponse })
-  .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
-    const id = requestId(request)
-    const inherited = stringHeaders(set.headers as Record<string, unknown>)
-    delete inherited['content-type']
-    inherited['x-request-id'] = id
-    const response =
-      error instanceof OAuthError
-        ? error.toResponse(inherited)
-        : answer(toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId: id }), path, inherited)
-    // What the request log reads once the answer is out (Elysia leaves its own guess in set.status).
-    set.status = response.status
-    return response
-  })
+export const errors = new Elysia({ name: 'plugins.errors' }).model({ ErrorResponse }).onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
+  const id = requestId(request)
+  const inherited = stringHeaders(set.headers as Record<string, unknown>)
+  delete inherited['content-type']
+  inherited['x-request-id'] = id
+  const response =
+    error instanceof OAuthError ? error.toResponse(inherited) : answer(toApiError(code, error, { method: request.method, route: (route || path).slice(0, 200), requestId: id }), path, inherited)
+  // What the request log reads once the answer is out (Elysia leaves its own guess in set.status).
+  set.status = response.status
+  return response
+})
 
 function answer(error: ApiError, path: string, headers: Record<string, string>): Response {
   return isOAuthPath(path) ? asOAuthError(error).toResponse(headers) : error.toResponse(headers)
@@ -481,7 +475,5 @@ type StatusOf<C extends ErrorCode> = (typeof ERROR_STATUS)[C]
 export function errorResponses<const C extends ErrorCode>(...codes: C[]): { [K in StatusOf<C>]: typeof ErrorResponse } {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code])
-  return Object.fromEntries(
-    [...byStatus].map(([status, list]) => [status, t.Object(ErrorResponse.properties, { [ERROR_CODES_KEYWORD]: list })]),
-  ) as { [K in StatusOf<C>]: typeof ErrorResponse }
+  return Object.fromEntries([...byStatus].map(([status, list]) => [status, t.Object(ErrorResponse.properties, { [ERROR_CODES_KEYWORD]: list })])) as { [K in StatusOf<C>]: typeof ErrorResponse }
 }

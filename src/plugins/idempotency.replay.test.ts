@@ -102,7 +102,10 @@ describe('lease and expiry', () => {
       hold.open()
     }
     const results: CallResult[] = [await first, await after!]
-    expect(results.map((r) => r.status), results.map(show).join('\n')).toEqual([200, 200])
+    expect(
+      results.map((r) => r.status),
+      results.map(show).join('\n'),
+    ).toEqual([200, 200])
     expect((runs.held ?? 0) - before, 'the lease ran out, so the key ran again').toBe(2)
   })
 

@@ -40,20 +40,14 @@ describe('idempotent routes', () => {
     expect(again.text, 'byte-identical body').toBe(first.text)
     expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'))
     expect(again.headers.get(REPLAYED_HEADER)).toBe('true')
-    expect(Number(again.headers.get('x-ratelimit-remaining')), 'a replay is a request of its own').toBe(
-      Number(first.headers.get('x-ratelimit-remaining')) - 1,
-    )
+    expect(Number(again.headers.get('x-ratelimit-remaining')), 'a replay is a request of its own').toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1)
   })
 
   test('the same key with another body, query or path is 400 IDEMPOTENCY_KEY_REUSED and runs nothing', async () => {
     const key = crypto.randomUUID()
     expect((await post(app, '/t/count', proKey, key, { n: 1 })).status).toBe(200)
     const before = { count: runs.count, other: runs.other }
-    const reused = [
-      await post(app, '/t/count', proKey, key, { n: 2 }),
-      await post(app, '/t/count?variant=b', proKey, key, { n: 1 }),
-      await post(app, '/t/other', proKey, key, { n: 1 }),
-    ]
+    const reused = [await post(app, '/t/count', proKey, key, { n: 2 }), await post(app, '/t/count?variant=b', proKey, key, { n: 1 }), await post(app, '/t/other', proKey, key, { n: 1 })]
     for (const r of reused) expect(r.body, show(r)).toMatchObject({ success: false, error: 'IDEMPOTENCY_KEY_REUSED' })
     for (const r of reused) expect(r.status).toBe(400)
     expect({ count: runs.count, other: runs.other }, 'nothing ran').toEqual(before)
@@ -89,7 +83,10 @@ describe('idempotent routes', () => {
       await post(app, '/t/count', guest, key, { n: 1 }),
       await post(app, '/t/count', otherKey, key, { n: 2 }), // reused within otherKey's own scope
     ]
-    expect(results.map((r) => r.status), results.map(show).join('\n')).toEqual([200, 200, 200, 400])
+    expect(
+      results.map((r) => r.status),
+      results.map(show).join('\n'),
+    ).toEqual([200, 200, 200, 400])
     expect((runs.count ?? 0) - before, 'one run per credential').toBe(3)
     expect(new Set(results.slice(0, 3).map((r) => r.body.data.run)).size, 'three different results').toBe(3)
   })

@@ -48,13 +48,19 @@ describe('the API /metrics', () => {
     // in the order the answers went out: the last 404 observed, every request before it is.
     const last404 = 'linkservice_http_request_duration_seconds_count{method="GET",route="/api/v1/links/:alias",status="404"}'
     let after = await scrape()
-    await until(async () => delta((after = await scrape()), before, last404) >= 3, () => `the third 404 observed: ${[...after].filter(([k]) => k.includes('status="404"')).join(' ')}`)
+    await until(
+      async () => delta((after = await scrape()), before, last404) >= 3,
+      () => `the third 404 observed: ${[...after].filter(([k]) => k.includes('status="404"')).join(' ')}`,
+    )
     expect(delta(after, before, 'linkservice_idempotency_replays_total')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="held",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="ok",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_agent_calls_total{outcome="refused",via="rest"}')).toBe(1)
     expect(delta(after, before, 'linkservice_oauth_tokens_total{outcome="refused"}')).toBe(1)
-    expect(delta(after, before, 'linkservice_http_errors_total{code="LINK_NOT_FOUND"}'), `${[...after].filter(([k]) => k.includes('errors_total')).join(' ')} / ${[...before].filter(([k]) => k.includes('errors_total')).join(' ')}`).toBe(3)
+    expect(
+      delta(after, before, 'linkservice_http_errors_total{code="LINK_NOT_FOUND"}'),
+      `${[...after].filter(([k]) => k.includes('errors_total')).join(' ')} / ${[...before].filter(([k]) => k.includes('errors_total')).join(' ')}`,
+    ).toBe(3)
     // Three aliases, one series: the route pattern.
     expect(delta(after, before, 'linkservice_http_request_duration_seconds_count{method="GET",route="/api/v1/links/:alias",status="404"}')).toBe(3)
     expect([...after.keys()].some((k) => k.includes('aaaa1'))).toBe(false)

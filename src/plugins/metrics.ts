@@ -33,7 +33,11 @@ export function apiMetrics(services: Pick<Services, 'counters' | 'audit' | 'bloc
   const oauthTokens = registry.counter('linkservice_oauth_tokens_total', 'Token endpoint answers: issued or refused', ['outcome'])
   const agentCalls = registry.counter('linkservice_agent_calls_total', "Agents' calls by outcome (ok, held for approval, refused, error) and way in (rest, mcp)", ['outcome', 'via'])
   const counters = services.counters
-  registry.counterFrom('linkservice_cache_write_failures_total', 'Link write-throughs to the cache that failed (the link is committed; redirectors fall back to the API)', () => counters.cacheWriteFailures)
+  registry.counterFrom(
+    'linkservice_cache_write_failures_total',
+    'Link write-throughs to the cache that failed (the link is committed; redirectors fall back to the API)',
+    () => counters.cacheWriteFailures,
+  )
   registry.counterFrom('linkservice_alias_collisions_total', 'Generated aliases already taken and drawn again', () => counters.aliasCollisions)
   // Abuse: reports, links taken down (blocked creations are linkservice_http_errors_total{code="DESTINATION_BLOCKED"}).
   registry.counterFrom('linkservice_reports_total', "Visitors' reports of links filed", () => counters.reportsFiled)

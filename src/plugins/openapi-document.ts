@@ -55,7 +55,7 @@ const IDEMPOTENCY_KEY_PARAMETER: Json = {
     'Makes a retry safe: the first response to this key (per credential, kept 24 h) is replayed for the same request; ' +
     'the same key with another request is 400 IDEMPOTENCY_KEY_REUSED; while the first is running, 409 IDEMPOTENCY_IN_PROGRESS. ' +
     'A UUID per request is a good key, e.g. `3f1b6a52-8c0e-4d7e-9d0b-2a6f5c1e9b47`. ' +
-    'Left empty, Swagger UI\'s Try it out sends a new one with each new request, and the same one when Execute repeats the last request unchanged (a retry: the answer is replayed).',
+    "Left empty, Swagger UI's Try it out sends a new one with each new request, and the same one when Execute repeats the last request unchanged (a retry: the answer is replayed).",
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 }
 
@@ -81,9 +81,7 @@ function jsonOnly(content: unknown): Json | undefined {
 }
 
 function errorExamples(codes: ErrorCode[]): Json {
-  return Object.fromEntries(
-    codes.map((code) => [code, { summary: code, value: { success: false, error: code, hint: DEFAULT_HINT[code], meta: {} } }]),
-  )
+  return Object.fromEntries(codes.map((code) => [code, { summary: code, value: { success: false, error: code, hint: DEFAULT_HINT[code], meta: {} } }]))
 }
 
 /** An ErrorResponse: a $ref to the shared schema and one example per code. */
@@ -117,9 +115,7 @@ function normalizeSuccess(status: string, response: Json, schemas: Json): Json {
   const ref = isObject(content?.[JSON_TYPE]) ? ((content[JSON_TYPE] as Json).schema as Json | undefined)?.$ref : undefined
   const model = typeof ref === 'string' ? schemas[ref.split('/').pop()!] : undefined
   const description =
-    typeof response.description === 'string'
-      ? response.description
-      : (STATUS_DESCRIPTION[status] ?? (isObject(model) && typeof model.description === 'string' ? model.description : 'Response'))
+    typeof response.description === 'string' ? response.description : (STATUS_DESCRIPTION[status] ?? (isObject(model) && typeof model.description === 'string' ? model.description : 'Response'))
   return { description, ...(isObject(response.headers) && { headers: response.headers }), ...(content && { content }) }
 }
 

@@ -53,7 +53,11 @@ export function queryPlugin({ routes, ownRules = [] }: QueryOptions) {
   const own = new Set(ownRules)
   let previews: Set<string> | null = null
   const previewsOn = (method: string, route: string) => {
-    previews ??= new Set(routes().filter(declaresDryRun).map((r) => `${r.method} ${r.path}`))
+    previews ??= new Set(
+      routes()
+        .filter(declaresDryRun)
+        .map((r) => `${r.method} ${r.path}`),
+    )
     return previews.has(`${method} ${route}`)
   }
   return new Elysia({ name: 'plugins.query', seed: ownRules }).onBeforeHandle({ as: 'global' }, ({ request, route, query }) => {

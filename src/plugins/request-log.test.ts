@@ -51,7 +51,10 @@ const MARKER = 'marker-'
 async function allLogged(app: TestApp): Promise<void> {
   const id = `${MARKER}${crypto.randomUUID()}`
   await call(app, 'GET', '/request-log-marker', { headers: { 'x-request-id': id } })
-  await until(() => requestLines(id).length > 0, () => `no line for the marker request ${id}\n${shown()}`)
+  await until(
+    () => requestLines(id).length > 0,
+    () => `no line for the marker request ${id}\n${shown()}`,
+  )
 }
 
 /** The one line of the answer's request (`app` is the app that answered it). */
@@ -127,7 +130,11 @@ describe('one line per API request', () => {
 
 describe('X-Request-Id', () => {
   test("the client's own when sane (printable ASCII, at most 128 characters), echoed on answers and errors", async () => {
-    for (const [path, given] of [['/api/v1/guest/token', 'trace-42.abc'], ['/api/v1/nope', 'a b:c/d=e'], ['/api/v1/guest/token', 'x'.repeat(128)]] as const) {
+    for (const [path, given] of [
+      ['/api/v1/guest/token', 'trace-42.abc'],
+      ['/api/v1/nope', 'a b:c/d=e'],
+      ['/api/v1/guest/token', 'x'.repeat(128)],
+    ] as const) {
       const result = await call(api.app, path.endsWith('token') ? 'POST' : 'GET', path, { headers: { 'x-request-id': given } })
       expect(result.headers.get('x-request-id'), show(result)).toBe(given)
       expect((await lineOf(result)).request_id).toBe(given)
@@ -169,7 +176,10 @@ describe('security: no secret and no client IP in any line', () => {
       await call(api.app, 'POST', '/internal/unlock', as({ headers: { 'x-internal-secret': TEST_INTERNAL_SECRET }, body: { link_id: 'link_x', password, ip } })),
     ]
     const link = results[1]!.body?.data
-    expect(results.map((r) => r.status), results.map(show).join('\n')).toEqual([200, 200, 200, 200, 401, 400, 400, 404])
+    expect(
+      results.map((r) => r.status),
+      results.map(show).join('\n'),
+    ).toEqual([200, 200, 200, 200, 401, 400, 400, 404])
     expect(link?.alias, show(results[1]!)).toBeString()
 
     // A person signs in with a mailed code; the session cookie then calls the API and a page.
@@ -184,7 +194,11 @@ describe('security: no secret and no client IP in any line', () => {
 
     for (const result of results) await lineOf(result)
     await allLogged(api.app) // the browser's requests too
-    const kinds = new Set(lines().filter((line) => !String(line.request_id).startsWith(MARKER)).map((line) => line.principal))
+    const kinds = new Set(
+      lines()
+        .filter((line) => !String(line.request_id).startsWith(MARKER))
+        .map((line) => line.principal),
+    )
     for (const kind of ['guest', 'key', 'agent', 'session', 'none']) expect(kinds.has(kind), `a ${kind} line: ${shown()}`).toBe(true)
     const secrets = { guest, key: human.key, wrongKey, agent: agent.token, session, password, querySecret, code, email, ip, internalSecret: TEST_INTERNAL_SECRET }
     const leaks = Object.entries(secrets).flatMap(([what, secret]) => written.filter((line) => line.includes(secret)).map((line) => `${what}: ${line}`))

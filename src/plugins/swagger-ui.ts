@@ -132,8 +132,7 @@ export const SWAGGER_UI_CSP = [
 /** Asset URLs carry a version, so they can be cached for a year and still change on an upgrade. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 export interface SwaggerUiOptions {
   /** Where the page is served, e.g. /swagger. */

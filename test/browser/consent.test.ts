@@ -115,9 +115,12 @@ describe.skipIf(!HAVE_CHROMIUM)('sign-in and consent in Chromium', () => {
     expect(tokens.scope?.split(' ').sort()).toEqual(['account:read', 'links:read'])
   }, 60_000)
 
-  test('the approval page: an Agent\'s held delete, approved in the browser, runs once', async () => {
+  test("the approval page: an Agent's held delete, approved in the browser, runs once", async () => {
     const api = (path: string, init: RequestInit = {}) =>
-      fetch(`${origin}${path}`, { ...init, headers: { authorization: `Bearer ${humanKey}`, 'content-type': 'application/json', [TEST_IP_HEADER]: uniqueIp(), ...Object.fromEntries(new Headers(init.headers)) } })
+      fetch(`${origin}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${humanKey}`, 'content-type': 'application/json', [TEST_IP_HEADER]: uniqueIp(), ...Object.fromEntries(new Headers(init.headers)) },
+      })
     const agent = (await (await api('/api/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'Cleanup bot', scopes: ['links:write', 'links:delete'] }) })).json()) as { data: { id: string } }
     const minted = (await (await api(`/api/v1/agents/${agent.data.id}/tokens`, { method: 'POST', body: '{}' })).json()) as { data: { token: string } }
     const asAgent = { authorization: `Bearer ${minted.data.token}` }

@@ -76,7 +76,14 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     expect(cells[1]).toBe('links:read')
     expect(cells[3]).toBe('Never')
     // The Default key has no scopes: full access, in words.
-    expect(await keys.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Default key' }) }).getByRole('cell').nth(1).textContent()).toBe('Full access')
+    expect(
+      await keys
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: 'Default key' }) })
+        .getByRole('cell')
+        .nth(1)
+        .textContent(),
+    ).toBe('Full access')
 
     expect((await call('/api/v1/links', key)).status).toBe(200)
     // Held to links:read: a write is refused, as the page said.
@@ -172,7 +179,10 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     await page.reload()
     await page.getByText('Nothing waits for your approval.').waitFor()
     await page.getByLabel('Show').selectOption({ label: 'Approved and run' })
-    await page.getByRole('article').filter({ hasText: `DELETE /api/v1/links/${agent.alias}` }).waitFor()
+    await page
+      .getByRole('article')
+      .filter({ hasText: `DELETE /api/v1/links/${agent.alias}` })
+      .waitFor()
     expect(product.problems).toEqual([])
   }, 60_000)
 
@@ -216,7 +226,7 @@ describe.skipIf(!HAVE_CHROMIUM)('Agents, approvals and API keys in the dashboard
     await page.locator('dl.facts').getByText('Killed: its tokens are refused').waitFor()
     // A killed Agent offers neither a token nor the switch again.
     expect(await page.getByRole('button', { name: 'Mint token' }).count()).toBe(0)
-    await eventually('the killed Agent\'s token is refused', async () => (await call('/api/v1/links', agent.token)).status === 401)
+    await eventually("the killed Agent's token is refused", async () => (await call('/api/v1/links', agent.token)).status === 401)
 
     await page.getByRole('link', { name: 'All Agents' }).click()
     const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: agent.name }) })

@@ -42,7 +42,10 @@ describe.skipIf(!HAVE_CHROMIUM)('import and export in Chromium (the embedded pro
     }
     await page.getByLabel('CSV file').setInputFiles({ name: 'links.csv', mimeType: 'text/csv', buffer: Buffer.from(`${lines.join('\r\n')}\r\n`) })
     await page.getByRole('button', { name: `Import ${ROWS} links` }).click()
-    await page.getByRole('status').filter({ hasText: `Done: ${ROWS - 1} created, 1 refused.` }).waitFor({ timeout: 60_000 })
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Done: ${ROWS - 1} created, 1 refused.` })
+      .waitFor({ timeout: 60_000 })
     expect(await page.getByRole('progressbar', { name: 'Progress' }).getAttribute('value')).toBe(String(ROWS))
 
     const refusedRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: String(REFUSED_LINE), exact: true }) })
@@ -83,7 +86,10 @@ describe.skipIf(!HAVE_CHROMIUM)('import and export in Chromium (the embedded pro
     expect(rows[0]).toBe('short_url,url,alias,domain,created_at,expires_at,has_password,clicks')
     expect(rows).toHaveLength(ROWS) // the header and the 249 links imported
     expect(csv).toContain('"https://example.com/imported/1?a=1,b=2"')
-    await page.getByRole('status').filter({ hasText: `Exported ${ROWS - 1} links to links.csv.` }).waitFor()
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Exported ${ROWS - 1} links to links.csv.` })
+      .waitFor()
     expect(product.problems).toEqual([])
   }, 60_000)
 })

@@ -116,7 +116,10 @@ describe.skipIf(!HAVE_CHROMIUM)('moderation in the dashboard (Chromium, embedded
     await cancelDialog(dialog)
     await card.getByRole('button', { name: 'Disable link' }).click()
     await dialog.getByRole('button', { name: 'Disable link' }).click()
-    await operatorPage.getByRole('status').filter({ hasText: `${shortName(phish)} disabled; 3 reports closed.` }).waitFor()
+    await operatorPage
+      .getByRole('status')
+      .filter({ hasText: `${shortName(phish)} disabled; 3 reports closed.` })
+      .waitFor()
     expect(await cards(phish).count()).toBe(0)
 
     const visitor = await product.newTab(operatorPage.context())
@@ -126,7 +129,10 @@ describe.skipIf(!HAVE_CHROMIUM)('moderation in the dashboard (Chromium, embedded
     await visitor.close()
 
     await cards(fine).getByRole('button', { name: 'Dismiss report' }).click()
-    await operatorPage.getByRole('status').filter({ hasText: `Report dismissed; ${shortName(fine)} is left as it was.` }).waitFor()
+    await operatorPage
+      .getByRole('status')
+      .filter({ hasText: `Report dismissed; ${shortName(fine)} is left as it was.` })
+      .waitFor()
     expect(await cards(fine).count()).toBe(0)
     const redirect = await fetch(`${product.origin}/${fine}`, { redirect: 'manual' })
     expect(redirect.status).toBe(302)
@@ -145,12 +151,18 @@ describe.skipIf(!HAVE_CHROMIUM)('moderation in the dashboard (Chromium, embedded
     await operatorPage.getByRole('region', { name: 'Ban a host' }).getByLabel('Reason').fill('Hosts phishing kits, ticket 18')
     await operatorPage.getByRole('button', { name: 'Ban host' }).click()
     await operatorPage.getByRole('dialog', { name: 'Ban this host?' }).getByRole('button', { name: 'Ban host' }).click()
-    await operatorPage.getByRole('status').filter({ hasText: `${host} banned; 2 links disabled.` }).waitFor()
+    await operatorPage
+      .getByRole('status')
+      .filter({ hasText: `${host} banned; 2 links disabled.` })
+      .waitFor()
     await operatorPage.getByRole('rowheader', { name: host }).waitFor()
     for (const made of [direct, below]) expect((await fetch(made.body.data.short_url, { redirect: 'manual' })).status, made.body.data.short_url).toBe(410)
 
     await operatorPage.getByRole('button', { name: `Unban ${host}` }).click()
-    await operatorPage.getByRole('status').filter({ hasText: `${host} is no longer banned.` }).waitFor()
+    await operatorPage
+      .getByRole('status')
+      .filter({ hasText: `${host} is no longer banned.` })
+      .waitFor()
     await operatorPage.getByText('No host is banned.').waitFor()
     expect(product.problems).toEqual([])
   }, 60_000)
@@ -176,7 +188,10 @@ describe.skipIf(!HAVE_CHROMIUM)('moderation in the dashboard (Chromium, embedded
     expect((await fetch(made.body.data.short_url, { redirect: 'manual' })).status, 'its link').toBe(410)
     await memberPage.goto(`${product.origin}/app`)
     await memberPage.waitForURL((url) => url.pathname === '/signin')
-    expect(product.sink.to(member.email).some((mail) => /suspended your account/.test(mail.raw)), 'the member was mailed').toBe(true)
+    expect(
+      product.sink.to(member.email).some((mail) => /suspended your account/.test(mail.raw)),
+      'the member was mailed',
+    ).toBe(true)
 
     await operatorPage.getByLabel('Reason').fill('Owner explained, ticket 19')
     await operatorPage.getByRole('button', { name: 'Restore account' }).click()

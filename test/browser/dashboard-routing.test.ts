@@ -40,7 +40,10 @@ async function visit(shortUrl: string, userAgent: string, ip: string): Promise<s
 /** The results table as {route name: clicks}. */
 async function clicksByRoute(table: Locator): Promise<Record<string, number>> {
   const out: Record<string, number> = {}
-  for (const row of await table.getByRole('row').filter({ has: table.page().getByRole('rowheader') }).all()) {
+  for (const row of await table
+    .getByRole('row')
+    .filter({ has: table.page().getByRole('rowheader') })
+    .all()) {
     out[(await row.getByRole('rowheader').innerText()).trim()] = Number((await row.getByRole('cell').nth(1).innerText()).replace(/[^\d]/g, ''))
   }
   return out
@@ -135,11 +138,27 @@ describe.skipIf(!HAVE_CHROMIUM)('the routing panel in Chromium (the embedded pro
     const routing = await fetch(`${product.origin}/api/v1/links/${alias}/routing`, { headers: { authorization: `Bearer ${pro.apiKey}` } }).then((r) => r.json() as Promise<{ data: unknown }>)
     expect(routing.data).toEqual({
       rules: [{ id: 'r1', url: 'https://apps.example/ios', when: { device: ['ios'] } }],
-      ab: { variants: [{ id: 'a', url: VARIANTS.a, weight: 50 }, { id: 'b', url: VARIANTS.b, weight: 50 }], sticky: true, ends_at: null, winner_by: null, status: 'running', winner: null, completed_at: null },
+      ab: {
+        variants: [
+          { id: 'a', url: VARIANTS.a, weight: 50 },
+          { id: 'b', url: VARIANTS.b, weight: 50 },
+        ],
+        sticky: true,
+        ends_at: null,
+        winner_by: null,
+        status: 'running',
+        winner: null,
+        completed_at: null,
+      },
     })
     // The results list the routes configured now, none clicked yet.
     const results = panel.getByRole('table', { name: /^Results by route/ })
-    await eventually(() => clicksByRoute(results), (rows) => 'Rule r1' in rows, 15_000, { what: 'the saved routes in the results' })
+    await eventually(
+      () => clicksByRoute(results),
+      (rows) => 'Rule r1' in rows,
+      15_000,
+      { what: 'the saved routes in the results' },
+    )
     expect(await clicksByRoute(results)).toEqual({ 'Rule r1': 0, 'Variant a': 0, 'Variant b': 0, "The link's URL": 0 })
 
     // Real visits: the iPhone matches the rule; each desktop (its own address) gets a variant.
@@ -183,7 +202,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the routing panel in Chromium (the embedded pro
     const after = await fetch(`${product.origin}/api/v1/links/${alias}/routing`, { headers: { authorization: `Bearer ${pro.apiKey}` } }).then((r) => r.json() as Promise<{ data: unknown }>)
     expect(after.data).toEqual({ rules: [], ab: null })
     // The redirector follows within a second.
-    const { value: now } = await eventually(() => visit(shortUrl, IPHONE_UA, '203.0.113.11'), (url) => url === `${LANDING}/default`, 15_000, { what: 'the link without routing', everyMs: 250 })
+    const { value: now } = await eventually(
+      () => visit(shortUrl, IPHONE_UA, '203.0.113.11'),
+      (url) => url === `${LANDING}/default`,
+      15_000,
+      { what: 'the link without routing', everyMs: 250 },
+    )
     expect(now).toBe(`${LANDING}/default`)
     expect(product.problems).toEqual([])
   }, 240_000)

@@ -51,7 +51,12 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in, sign-out and keyboard use in
     page = (await product.newPage()).page
     await page.goto(`${product.origin}/app/tags`)
     expect(new URL(page.url()).pathname).toBe('/signin')
-    github.next({ emails: [{ email: `other-${human.email}`, primary: false, verified: true }, { email: human.email, primary: true, verified: true }] })
+    github.next({
+      emails: [
+        { email: `other-${human.email}`, primary: false, verified: true },
+        { email: human.email, primary: true, verified: true },
+      ],
+    })
     await page.getByRole('link', { name: 'Sign in with GitHub' }).click()
     await page.waitForURL((url) => url.pathname === '/app/tags')
     await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor()

@@ -23,7 +23,10 @@ let product: Product
 /** The rows of a table of counts as [row header, number]. */
 async function countsOf(table: Locator): Promise<Array<[string, number]>> {
   const out: Array<[string, number]> = []
-  for (const row of await table.getByRole('row').filter({ has: table.page().getByRole('rowheader') }).all()) {
+  for (const row of await table
+    .getByRole('row')
+    .filter({ has: table.page().getByRole('rowheader') })
+    .all()) {
     const label = (await row.getByRole('rowheader').innerText()).trim()
     const value = Number((await row.getByRole('cell').last().innerText()).replace(/[^\d]/g, ''))
     out.push([label, value])
@@ -91,7 +94,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     await product?.stop()
   })
 
-  test('Pro: upgrade, a click shows in the chart\'s table for every period, bots apart, QR decodes, edit redirects anew', async () => {
+  test("Pro: upgrade, a click shows in the chart's table for every period, bots apart, QR decodes, edit redirects anew", async () => {
     const pro = await product.signUp('stats-pro')
     const { page } = await product.newPage()
     await page.goto(`${product.origin}/app`)
@@ -135,7 +138,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     )
     const hours = await countsOf(hourly)
     expect(hours).toHaveLength(24)
-    expect(hours.map(([, n]) => n).sort((a, b) => b - a).slice(0, 2)).toEqual([1, 0])
+    expect(
+      hours
+        .map(([, n]) => n)
+        .sort((a, b) => b - a)
+        .slice(0, 2),
+    ).toEqual([1, 0])
     expect(await countsOf(page.getByRole('table', { name: 'Referrers' }))).toEqual([[LANDING_HOST, 1]])
     expect(await countsOf(page.getByRole('table', { name: 'Browsers' }))).toEqual([['Chrome', 1]])
     expect(await countsOf(page.getByRole('table', { name: 'Devices' }))).toEqual([['desktop', 1]])
@@ -166,7 +174,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     expect(download.suggestedFilename()).toBe(`${alias}-qr.png`)
     const png = PNG.sync.read(readFileSync(await download.path()))
     expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(shortUrl)
-    const svg = await page.request.get(await page.getByRole('link', { name: 'Download SVG' }).getAttribute('href').then((href) => `${product.origin}${href}`))
+    const svg = await page.request.get(
+      await page
+        .getByRole('link', { name: 'Download SVG' })
+        .getAttribute('href')
+        .then((href) => `${product.origin}${href}`),
+    )
     expect(svg.headers()['content-type']).toContain('image/svg+xml')
 
     // Edit: a refusal shows the API's hint; a new destination is where the short link leads next.
@@ -177,7 +190,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     await page.getByLabel('Destination URL').fill(`${LANDING}/edited`)
     await page.getByRole('button', { name: 'Save changes' }).click()
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor()
-    await page.getByRole('definition').filter({ hasText: `${LANDING}/edited` }).waitFor()
+    await page
+      .getByRole('definition')
+      .filter({ hasText: `${LANDING}/edited` })
+      .waitFor()
     const deadline = Date.now() + 15_000
     let landed = await followAsBot(shortUrl)
     while (landed !== '/edited' && Date.now() < deadline) landed = (await Bun.sleep(500), await followAsBot(shortUrl))
@@ -192,7 +208,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the link page in Chromium (the embedded product
     const free = await product.signUp('stats-free')
     const other = await product.signUp('stats-other')
     const shorten = async (apiKey: string, url: string) => {
-      const response = await fetch(`${product.origin}/api/v1/shorten`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) })
+      const response = await fetch(`${product.origin}/api/v1/shorten`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      })
       return ((await response.json()) as { data: { alias: string; domain: string; short_url: string } }).data
     }
     const link = await shorten(free.apiKey, `${LANDING}/free`)

@@ -125,7 +125,11 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     await visit.close()
     await waitForClick(`clicked-${suffix}`)
     await page.getByLabel('Sort').selectOption({ label: 'Most clicks first' })
-    await page.getByRole('rowheader').first().filter({ hasText: hostOf(clicked) }).waitFor()
+    await page
+      .getByRole('rowheader')
+      .first()
+      .filter({ hasText: hostOf(clicked) })
+      .waitFor()
     expect(await shownLinks()).toEqual([hostOf(clicked), hostOf(tagged)])
     const clickedRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: hostOf(clicked) }) })
     expect(await clickedRow.getByRole('cell').nth(4).textContent()).toBe('1')
@@ -177,11 +181,7 @@ describe.skipIf(!HAVE_CHROMIUM)('tags, filters and domains in the dashboard (Chr
     const card = page.getByRole('article', { name: hostname })
     await card.waitFor()
     await card.getByText('Not verified').waitFor()
-    expect(await card.locator('dd').allTextContents()).toEqual([
-      'TXT',
-      expect.stringContaining(`_linkservice.${hostname}`),
-      expect.stringMatching(/^link-service-verification=\S+ Copy$/),
-    ])
+    expect(await card.locator('dd').allTextContents()).toEqual(['TXT', expect.stringContaining(`_linkservice.${hostname}`), expect.stringMatching(/^link-service-verification=\S+ Copy$/)])
     const value = (await card.locator('dd code').nth(2).textContent())!
     await card.getByRole('button', { name: `Copy the record value for ${hostname}` }).click()
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(value)

@@ -167,7 +167,10 @@ describe.skipIf(!HAVE_CHROMIUM)('webhooks in the dashboard (Chromium, embedded p
 
   test('the receiver answers 500: a redelivery (same webhook-id) is listed with 500, pending, then failed after its retry', async () => {
     receiver.answer(() => 500)
-    await rowsOf(hook.linkEvent).first().getByRole('button', { name: /^Redeliver/ }).click()
+    await rowsOf(hook.linkEvent)
+      .first()
+      .getByRole('button', { name: /^Redeliver/ })
+      .click()
     await deliveries().getByRole('status').filter({ hasText: 'Queued again as a new delivery' }).waitFor()
     const rows = rowsOf(hook.linkEvent)
     await eventually('the redelivery listed', async () => ((await rows.count()) === 2 ? true : undefined))
@@ -245,7 +248,7 @@ describe.skipIf(!HAVE_CHROMIUM)('webhooks in the dashboard (Chromium, embedded p
     expect(product.problems).toEqual([])
   }, 30_000)
 
-  test('another account sees none of it: its list is empty, this webhook\'s page is not found, the API answers 404', async () => {
+  test("another account sees none of it: its list is empty, this webhook's page is not found, the API answers 404", async () => {
     const other = await product.signUp('stranger')
     const { context, page: theirs } = await product.newPage()
     await theirs.goto(`${product.origin}/app/webhooks`)

@@ -65,7 +65,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     await page.getByText('No links yet').waitFor()
     const files = await shellFiles(page)
     expect(files.map((f) => f.path.replace(/-\w+\./, '-<hash>.')).sort(), JSON.stringify(files)).toEqual(['/app/assets/main-<hash>.css', '/app/assets/main-<hash>.js'])
-    expect(files.filter((f) => f.transferSize !== 0), `files that crossed the network again: ${JSON.stringify(files)}`).toEqual([])
+    expect(
+      files.filter((f) => f.transferSize !== 0),
+      `files that crossed the network again: ${JSON.stringify(files)}`,
+    ).toEqual([])
     await page.waitForLoadState('networkidle')
     expect(product.problems).toEqual([])
   }, 60_000)
@@ -122,7 +125,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium (the embedded product
     expect(product.problems).toEqual([])
   }, 90_000)
 
-  test('a form shows the API\'s hint: an alias that is not allowed, a destination that is not a web address', async () => {
+  test("a form shows the API's hint: an alias that is not allowed, a destination that is not a web address", async () => {
     await page.goto(`${product.origin}/app`)
     await page.getByLabel('Destination URL').fill('https://example.com/x')
     await page.getByLabel('Alias (optional)').fill('swagger')

@@ -35,10 +35,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 /** Callable with no credential, then with the guest token, then with the API key; in this order. */
 const PUBLIC_OPERATIONS = ['getHealth', 'createGuestToken', 'checkAlias']
 const GUEST_OPERATIONS = ['getAccountStatus', 'createLink']
-const KEY_OPERATIONS = [
-  'getAccountStatus', 'createLink', 'createLinks', 'listLinks', 'getLink', 'getLinkStats', 'updateLink',
-  'listLinkTags', 'listTags', 'listDomains', 'listAgents', 'listApprovals',
-]
+const KEY_OPERATIONS = ['getAccountStatus', 'createLink', 'createLinks', 'listLinks', 'getLink', 'getLinkStats', 'updateLink', 'listLinkTags', 'listTags', 'listDomains', 'listAgents', 'listApprovals']
 
 let server: ReturnType<typeof Bun.serve>
 let origin: string
@@ -147,7 +144,10 @@ describe.skipIf(!HAVE_CHROMIUM)('Swagger UI in Chromium', () => {
     async () => {
       expect(operations.size).toBeGreaterThan(20)
       const ids = [...operations.values()].map((op) => `operations-${op.tag}-${op.operationId}`)
-      await page.locator('.opblock').nth(ids.length - 1).waitFor({ timeout: LIST_TIMEOUT_MS })
+      await page
+        .locator('.opblock')
+        .nth(ids.length - 1)
+        .waitFor({ timeout: LIST_TIMEOUT_MS })
       expect((await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.id))).sort()).toEqual(ids.sort())
       expect(await page.locator('.opblock.is-open').count()).toBe(0)
       expect(await page.title()).toBe('Link service API')
@@ -244,7 +244,10 @@ describe.skipIf(!HAVE_CHROMIUM)('Swagger UI in Chromium', () => {
       try {
         other.on('pageerror', (error) => problems.push(`page error (/swagger): ${error.message}`))
         await other.goto(`${origin}/swagger`)
-        await other.locator('.opblock').nth(operations.size - 1).waitFor({ timeout: LIST_TIMEOUT_MS })
+        await other
+          .locator('.opblock')
+          .nth(operations.size - 1)
+          .waitFor({ timeout: LIST_TIMEOUT_MS })
         expect(await other.locator('.opblock').count()).toBe(operations.size)
       } finally {
         await other.close()

@@ -100,7 +100,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the MCP Inspector in Chromium, on another origi
     const page = await context.newPage()
     await page.goto(`http://127.0.0.1:${inspector.port}/`)
     const challenge = await page.evaluate(async (api) => {
-      const answer = await fetch(`${api}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' })
+      const answer = await fetch(`${api}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      })
       return [answer.status, answer.headers.get('www-authenticate')]
     }, stack.origin)
     expect(challenge[0]).toBe(401)
@@ -128,7 +132,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the MCP Inspector in Chromium, on another origi
     const opened = await fetch(authorizeUrl, { redirect: 'manual' })
     const requestId = /request_id=(oreq_[A-Za-z0-9_-]+)/.exec(opened.headers.get('location') ?? '')?.[1]
     expect([opened.status, requestId !== undefined], await opened.text()).toEqual([302, true])
-    const decided = await fetch(`${stack.origin}/api/v1/oauth/approve`, { method: 'POST', headers: { authorization: `Bearer ${human.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ request_id: requestId }) })
+    const decided = await fetch(`${stack.origin}/api/v1/oauth/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${human.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ request_id: requestId }),
+    })
     expect(decided.status).toBe(200)
     const redirectTo = ((await decided.json()) as { data: { redirect_to: string } }).data.redirect_to
     expect(redirectTo.startsWith(`${pageOrigin}/oauth/callback?`)).toBe(true)

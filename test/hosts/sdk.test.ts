@@ -25,7 +25,12 @@ afterAll(async () => {
 })
 
 interface Sdk {
-  client: () => { connect(transport: never): Promise<void>; listTools(): Promise<{ tools: { name: string }[] }>; callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> }
+  client: () => {
+    connect(transport: never): Promise<void>
+    listTools(): Promise<{ tools: { name: string }[] }>
+    callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>
+    close(): Promise<void>
+  }
   transport: (url: URL, options: { authProvider: never; fetch: typeof fetch }) => { finishAuth(code: string): Promise<void> }
 }
 
@@ -47,10 +52,13 @@ describe('the SDKs hosts are built on connect through OAuth and call a tool', ()
       const provider = new MemoryOAuthProvider()
       const fetchAs = asClient()
       const first = sdk.transport(stack.mcpUrl, { authProvider: provider as never, fetch: fetchAs })
-      const refused = await sdk.client().connect(first as never).then(
-        () => 'connected',
-        (error: unknown) => error,
-      )
+      const refused = await sdk
+        .client()
+        .connect(first as never)
+        .then(
+          () => 'connected',
+          (error: unknown) => error,
+        )
       expect(provider.authorizationUrl, `the first connect should send the browser to authorize: ${String(refused)}`).toBeDefined()
       const params = await humanConsents(stack, provider, human, fetchAs)
       await first.finishAuth(params.get('code')!)

@@ -32,7 +32,7 @@ async function events(human: TestAccount, agentId: string, expected: number) {
   }
 }
 
-test('tool calls are their routes\' events via mcp; a refusal at the door too; tools/list is not an operation', async () => {
+test("tool calls are their routes' events via mcp; a refusal at the door too; tools/list is not an operation", async () => {
   const human = await newAccount(api.deps.db)
   const { token, agentId } = await agentToken(app, human, ['links:read', 'links:write'])
   const ip = uniqueIp()
@@ -50,7 +50,10 @@ test('tool calls are their routes\' events via mcp; a refusal at the door too; t
   expect(door.status, show(door)).toBe(401)
 
   const got = await events(human, agentId, 5)
-  expect(got.map((e) => [e.via, e.method, e.path, e.status, e.outcome, e.dry_run]), JSON.stringify(got, null, 1)).toEqual([
+  expect(
+    got.map((e) => [e.via, e.method, e.path, e.status, e.outcome, e.dry_run]),
+    JSON.stringify(got, null, 1),
+  ).toEqual([
     ['mcp', 'POST', '/api/v1/shorten', 200, 'ok', false],
     ['mcp', 'POST', '/api/v1/shorten', 200, 'ok', true],
     ['mcp', 'GET', '/api/v1/tags', 403, 'refused', false],

@@ -74,11 +74,17 @@ describe('a JSON-RPC batch under 2025-03-26', () => {
   })
 
   test('only notifications: 202 with no body', async () => {
-    const res = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } }], V2025_03)
+    const res = await post(
+      [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } },
+      ],
+      V2025_03,
+    )
     expect([res.status, res.text]).toEqual([202, ''])
   })
 
-  test('each message is one request against the Agent\'s rate limit', async () => {
+  test("each message is one request against the Agent's rate limit", async () => {
     const remaining = async (body: unknown) => Number((await post(body, V2025_03)).headers.get('x-ratelimit-remaining'))
     const before = await remaining({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
     const after = await remaining([1, 2, 3, 4].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list' })))

@@ -65,7 +65,7 @@ describe('MCP_ALLOWED_ORIGINS unset: any origin', () => {
 })
 
 describe('MCP_ALLOWED_ORIGINS set', () => {
-  test('a listed origin (and the API\'s own) is answered with its own origin and Vary: Origin', async () => {
+  test("a listed origin (and the API's own) is answered with its own origin and Vary: Origin", async () => {
     const { token } = await agentToken(narrowed, human, ['links:read'])
     for (const origin of [INSPECTOR, 'https://ops.example', 'https://api.sho.rt']) {
       const preflight = await call(narrowed, 'OPTIONS', '/mcp', { headers: { origin, ...PREFLIGHT } })

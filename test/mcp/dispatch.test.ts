@@ -29,7 +29,7 @@ function route(status: number, body: unknown, headers: Record<string, string> = 
 }
 
 describe('the REST call of a tool', () => {
-  test('delete_link with dry_run: DELETE /api/v1/links/{alias}?domain&dry_run=true, the caller\'s token, marked as MCP with the caller\'s address', async () => {
+  test("delete_link with dry_run: DELETE /api/v1/links/{alias}?domain&dry_run=true, the caller's token, marked as MCP with the caller's address", async () => {
     const { seen, dispatch } = route(200, { success: true, message: 'Link go.example.com/promo deleted.', meta: { dry_run: true } })
     const result = await callTool(tool('delete_link'), { alias: 'promo', domain: 'go.example.com', dry_run: true }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     const request = seen[0]!
@@ -61,7 +61,9 @@ describe('what an answer becomes', () => {
     const result = await callTool(tool('delete_link'), { alias: 'promo' }, caller, { issuer: ISSUER, callAs: inProcess(dispatch, ISSUER) })
     expect(result.isError).toBeFalsy()
     expect(result.structuredContent).toEqual({ held: true, approval: { ...approval, url } })
-    expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith(`Held for approval: delete_link runs only once a human approves it. Approval ${approval.id} is pending; ask the human to open ${url}.`)
+    expect(result.content[0]!.type === 'text' && result.content[0]!.text).toStartWith(
+      `Held for approval: delete_link runs only once a human approves it. Approval ${approval.id} is pending; ask the human to open ${url}.`,
+    )
   })
 
   test('an error answer: isError, the code and hint first, the body as structuredContent', async () => {

@@ -57,9 +57,24 @@ describe('an MCP host connects through OAuth and manages links', () => {
     expect(provider.tokens()?.access_token).toMatch(/^at_/)
 
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['account_status', 'check_alias', 'create_link', 'create_tag', 'delete_link', 'delete_tag', 'get_approval', 'get_link', 'get_link_routing', 'link_stats', 'list_links', 'list_tags', 'set_link_routing', 'tag_link', 'untag_link', 'update_link'],
-    )
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'account_status',
+      'check_alias',
+      'create_link',
+      'create_tag',
+      'delete_link',
+      'delete_tag',
+      'get_approval',
+      'get_link',
+      'get_link_routing',
+      'link_stats',
+      'list_links',
+      'list_tags',
+      'set_link_routing',
+      'tag_link',
+      'untag_link',
+      'update_link',
+    ])
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
     expect(byName.get_link!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
     expect(byName.create_link!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false })
@@ -116,9 +131,15 @@ describe('an MCP host connects through OAuth and manages links', () => {
     await client.close()
   }, 60_000)
 
-  test('a tool call is one request against the Agent\'s rate limit, and its REST call counts against the caller\'s address', async () => {
+  test("a tool call is one request against the Agent's rate limit, and its REST call counts against the caller's address", async () => {
     const { client, fetchAs } = await connectWithConsent(stack, human, { scopes: ['links:read', 'account:read'] })
-    const remaining = () => Number(fetchAs.log.filter((e) => e.path === '/mcp' && e.status === 200).at(-1)!.headers.get('x-ratelimit-remaining'))
+    const remaining = () =>
+      Number(
+        fetchAs.log
+          .filter((e) => e.path === '/mcp' && e.status === 200)
+          .at(-1)!
+          .headers.get('x-ratelimit-remaining'),
+      )
     await callTool(client, 'account_status', {})
     const before = remaining()
     await callTool(client, 'list_links', {})

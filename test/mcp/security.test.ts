@@ -26,7 +26,7 @@ beforeAll(async () => {
 })
 
 describe('POST /mcp without an access token', () => {
-  test('no token: 401, WWW-Authenticate names the /mcp resource metadata and the tools\' scopes, no error', async () => {
+  test("no token: 401, WWW-Authenticate names the /mcp resource metadata and the tools' scopes, no error", async () => {
     const res = await call(app, 'POST', '/mcp', { body: LIST, headers: ACCEPT })
     expect(res.status, show(res)).toBe(401)
     expect(res.body.error).toBe('UNAUTHORIZED')
@@ -56,7 +56,7 @@ describe('POST /mcp without an access token', () => {
     expect(challenge).toEndWith(', error="invalid_token"')
   })
 
-  test('the account\'s API key: 401 that says to connect through OAuth, and nothing runs', async () => {
+  test("the account's API key: 401 that says to connect through OAuth, and nothing runs", async () => {
     const res = await call(app, 'POST', '/mcp', {
       token: human.key,
       headers: ACCEPT,
@@ -79,7 +79,7 @@ describe('POST /mcp without an access token', () => {
 })
 
 describe('Origin (MCP_ALLOWED_ORIGINS unset; cors.test.ts has the narrowed case)', () => {
-  test('is no credential: any origin, the API\'s own or none is served with a token, and still 401 without one', async () => {
+  test("is no credential: any origin, the API's own or none is served with a token, and still 401 without one", async () => {
     const { token } = await agentToken(app, human, ['links:read'])
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
     for (const headers of [{ ...ACCEPT, origin: ISSUER }, { ...ACCEPT, origin: 'https://evil.example' }, { ...ACCEPT, origin: 'null' }, ACCEPT]) {
@@ -109,7 +109,7 @@ describe('a token within its scopes, on its own account', () => {
     await client.close()
   })
 
-  test('another account\'s link is LINK_NOT_FOUND to get_link, update_link and delete_link, and stays as it was', async () => {
+  test("another account's link is LINK_NOT_FOUND to get_link, update_link and delete_link, and stays as it was", async () => {
     const other = await newAccount(db)
     const theirs = await newLink(db, other.id, 'sho.rt', `theirs-${crypto.randomUUID().slice(0, 8)}`, 'https://example.com/theirs')
     // Nothing held for the human, so the delete reaches its route (held, it would run as this Agent on approval and find nothing).
@@ -129,14 +129,19 @@ describe('a token within its scopes, on its own account', () => {
     await client.close()
   })
 
-  test('a killed Agent\'s token is refused at /mcp within a second', async () => {
+  test("a killed Agent's token is refused at /mcp within a second", async () => {
     const { token, agentId } = await agentToken(app, human, ['links:read'])
     const client = await inProcessClient(app, token)
     expect((await callTool(client, 'list_links', {})).isError).toBeFalsy()
     const killed = await call(app, 'POST', `/api/v1/agents/${agentId}/kill`, { token: human.key })
     expect(killed.status, show(killed)).toBe(200)
     // DESIGN: refused within 1 s everywhere (the kill reaches cached verdicts by pub/sub).
-    const { value: res } = await eventually(() => call(app, 'POST', '/mcp', { token, body: LIST, headers: ACCEPT }), (r) => r.status !== 200, ANSWER_DEADLINE_MS, { what: 'the killed token refused' })
+    const { value: res } = await eventually(
+      () => call(app, 'POST', '/mcp', { token, body: LIST, headers: ACCEPT }),
+      (r) => r.status !== 200,
+      ANSWER_DEADLINE_MS,
+      { what: 'the killed token refused' },
+    )
     expect(res.status, show(res)).toBe(401)
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"')
     await client.close().catch(() => {})

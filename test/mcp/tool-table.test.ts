@@ -58,9 +58,11 @@ export function driftOf(tools: readonly ToolSpec[]): string[] {
       const where = `${tool.name} → ${route.method} ${route.path}`
       const scopes = (detail['x-scopes'] as string[] | undefined) ?? []
       if (JSON.stringify(scopes) !== JSON.stringify(tool.scope ? [tool.scope] : [])) problems.push(`${where}: the tool says scope ${tool.scope}, the route asks ${scopes.join(' ') || 'none'}`)
-      if (!['account', 'guestOrAccount', undefined].includes(detail['x-auth'] as string | undefined)) problems.push(`${where}: the route does not take an Agent's token (x-auth ${String(detail['x-auth'])})`)
+      if (!['account', 'guestOrAccount', undefined].includes(detail['x-auth'] as string | undefined))
+        problems.push(`${where}: the route does not take an Agent's token (x-auth ${String(detail['x-auth'])})`)
       const offersDryRun = 'dry_run' in (tool.input as unknown as { properties: Record<string, unknown> }).properties
-      if (offersDryRun !== (detail['x-dry-run'] === true)) problems.push(`${where}: dry_run ${offersDryRun ? 'offered' : 'not offered'} but the route ${detail['x-dry-run'] ? 'declares' : 'does not declare'} one`)
+      if (offersDryRun !== (detail['x-dry-run'] === true))
+        problems.push(`${where}: dry_run ${offersDryRun ? 'offered' : 'not offered'} but the route ${detail['x-dry-run'] ? 'declares' : 'does not declare'} one`)
       if (tool.annotations.readOnlyHint && detail['x-operation']) problems.push(`${where}: read-only, but a policy can hold ${String(detail['x-operation'])}`)
       if (!tool.annotations.readOnlyHint && call.method === 'GET') problems.push(`${where}: changes something, yet the route is a GET`)
     }
@@ -74,7 +76,7 @@ export function driftOf(tools: readonly ToolSpec[]): string[] {
 }
 
 describe('the tool table against the route declarations', () => {
-  test('every tool calls a route that exists, with the route\'s own scope, dry run and kind of change', () => {
+  test("every tool calls a route that exists, with the route's own scope, dry run and kind of change", () => {
     expect(driftOf(TOOLS)).toEqual([])
   })
 

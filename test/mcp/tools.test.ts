@@ -68,8 +68,18 @@ describe('tools/list', () => {
       expect([typeof hints.readOnlyHint, typeof hints.destructiveHint, typeof hints.idempotentHint], tool.name).toEqual(['boolean', 'boolean', 'boolean'])
       if (hints.readOnlyHint) expect(hints.destructiveHint, tool.name).toBe(false)
     }
-    expect(tools.filter((tool) => tool.annotations!.destructiveHint).map((tool) => tool.name).sort()).toEqual(['delete_link', 'delete_tag', 'set_link_routing', 'untag_link', 'update_link'])
-    expect(tools.filter((tool) => tool.annotations!.readOnlyHint).map((tool) => tool.name).sort()).toEqual(['account_status', 'check_alias', 'get_approval', 'get_link', 'get_link_routing', 'link_stats', 'list_links', 'list_tags'])
+    expect(
+      tools
+        .filter((tool) => tool.annotations!.destructiveHint)
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['delete_link', 'delete_tag', 'set_link_routing', 'untag_link', 'update_link'])
+    expect(
+      tools
+        .filter((tool) => tool.annotations!.readOnlyHint)
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['account_status', 'check_alias', 'get_approval', 'get_link', 'get_link_routing', 'link_stats', 'list_links', 'list_tags'])
     await client.close()
   })
 })
@@ -106,7 +116,7 @@ describe('links', () => {
     await client.close()
   })
 
-  test('REST refusals come back as tool errors with the API\'s code and hint', async () => {
+  test("REST refusals come back as tool errors with the API's code and hint", async () => {
     const { client } = await connected()
     const alias = newAlias()
     ok(await callTool(client, 'create_link', { url: 'https://example.com/first', alias }), 'create')
@@ -228,11 +238,37 @@ describe('routing', () => {
     const preview = ok(await callTool(client, 'set_link_routing', { alias, rules: [], dry_run: true }), 'preview')
     expect(preview.meta.dry_run).toBe(true)
     expect((await call(app, 'GET', `/api/v1/links/${alias}/routing`, { token: human.key })).body.data.rules).toHaveLength(1)
-    const ab = { variants: [{ url: 'https://example.com/a', weight: 70 }, { url: 'https://example.com/b', weight: 30 }] }
+    const ab = {
+      variants: [
+        { url: 'https://example.com/a', weight: 70 },
+        { url: 'https://example.com/b', weight: 30 },
+      ],
+    }
     ok(await callTool(client, 'set_link_routing', { alias, ab }), 'set')
     const rest = await call(app, 'GET', `/api/v1/links/${alias}/routing`, { token: human.key })
-    expect(rest.body.data, show(rest)).toMatchObject({ rules: [], ab: { status: 'running', variants: [{ id: 'a', weight: 70 }, { id: 'b', weight: 30 }] } })
-    refused(await callTool(client, 'set_link_routing', { alias, ab: { variants: [{ url: 'https://example.com/a', weight: 70 }, { url: 'https://example.com/b', weight: 70 }] } }), 'VALIDATION_FAILED', 'weights')
+    expect(rest.body.data, show(rest)).toMatchObject({
+      rules: [],
+      ab: {
+        status: 'running',
+        variants: [
+          { id: 'a', weight: 70 },
+          { id: 'b', weight: 30 },
+        ],
+      },
+    })
+    refused(
+      await callTool(client, 'set_link_routing', {
+        alias,
+        ab: {
+          variants: [
+            { url: 'https://example.com/a', weight: 70 },
+            { url: 'https://example.com/b', weight: 70 },
+          ],
+        },
+      }),
+      'VALIDATION_FAILED',
+      'weights',
+    )
 
     const free = await connected('free')
     const freeAlias = newAlias()

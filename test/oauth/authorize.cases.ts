@@ -5,20 +5,7 @@ import { expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { oauthRequests } from '../../src/db/schema'
 import { newAccount } from '../support/fixtures'
-import {
-  approveAsHuman,
-  approved,
-  asHuman,
-  authorizationFailure,
-  authorizationUrl,
-  connect,
-  exchange,
-  ISSUER,
-  openAuthorization,
-  openRaw,
-  shown,
-  withToken,
-} from '../support/oauth'
+import { approveAsHuman, approved, asHuman, authorizationFailure, authorizationUrl, connect, exchange, ISSUER, openAuthorization, openRaw, shown, withToken } from '../support/oauth'
 import { clientAndHuman, expectErrorPage, redirectOf, requestsOf, type OAuthCaseContext } from './context'
 
 export function authorizeCases(context: () => OAuthCaseContext) {
@@ -215,7 +202,10 @@ export function authorizeCases(context: () => OAuthCaseContext) {
     const started = await authorizationUrl(flow, 'links:read')
     const requestId = await openAuthorization(flow, started)
     // Aged in the database: the servers' clocks are their own.
-    await ctx.db.update(oauthRequests).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthRequests.id, requestId))
+    await ctx.db
+      .update(oauthRequests)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(oauthRequests.id, requestId))
     const view = await asHuman(flow, human.key, 'GET', `/api/v1/oauth/request/${requestId}`)
     expect(view.body?.data?.status, shown(view)).toBe('expired')
     const res = await asHuman(flow, human.key, 'POST', '/api/v1/oauth/approve', { request_id: requestId })

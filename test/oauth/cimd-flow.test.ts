@@ -22,7 +22,13 @@ beforeAll(async () => {
       fetches++
       const url = new URL(request.url)
       if (url.pathname !== '/agent/client.json') return new Response('not found', { status: 404 })
-      return Response.json({ client_id: documentUrl, client_name: 'Document Agent', redirect_uris: [redirectUri], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' })
+      return Response.json({
+        client_id: documentUrl,
+        client_name: 'Document Agent',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+      })
     },
   })
   documentUrl = `http://127.0.0.1:${server.port}/agent/client.json`

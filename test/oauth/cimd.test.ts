@@ -98,10 +98,18 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
       auth: { method: 'none' },
     })
     const minimal = serveDocument('/minimal.json', { client_name: undefined, token_endpoint_auth_method: undefined })
-    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({ client_id: minimal, client_name: null, redirect_uris: ['http://127.0.0.1:7777/callback'], scope: null, client_uri: null, refreshable: false, auth: { method: 'none' } })
+    expect(await fetchClientMetadataDocument(withLoopback, minimal, fresh())).toEqual({
+      client_id: minimal,
+      client_name: null,
+      redirect_uris: ['http://127.0.0.1:7777/callback'],
+      scope: null,
+      client_uri: null,
+      refreshable: false,
+      auth: { method: 'none' },
+    })
   })
 
-  test('ChatGPT\'s shape (private_key_jwt, RS256, jwks_uri) and an inline jwks are accepted, with their keys\' source', async () => {
+  test("ChatGPT's shape (private_key_jwt, RS256, jwks_uri) and an inline jwks are accepted, with their keys' source", async () => {
     const chatgpt = serveDocument('/chatgpt.json', chatgptClientDocument(urlOf('/chatgpt.json'), 'https://chatgpt.com/oauth/jwks.json'))
     expect((await fetchClientMetadataDocument(withLoopback, chatgpt, fresh())).auth).toEqual({ method: 'private_key_jwt', jwks: null, jwks_uri: 'https://chatgpt.com/oauth/jwks.json' })
     const keys = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }] }
@@ -135,7 +143,11 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
     ['private_key_jwt with jwks and jwks_uri both', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kty: 'EC' }] }, jwks_uri: 'https://agent.example/jwks.json' }, /one of them/],
     ['private_key_jwt with an http jwks_uri', { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://agent.example/jwks.json' }, /jwks_uri must be an https URL/],
     ['private_key_jwt with a jwks that is not a key set', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [] } }, /jwks must be a JWK Set/],
-    ['private_key_jwt signed with HS256', { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'HS256', jwks_uri: 'https://agent.example/jwks.json' }, /token_endpoint_auth_signing_alg must be one of/],
+    [
+      'private_key_jwt signed with HS256',
+      { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'HS256', jwks_uri: 'https://agent.example/jwks.json' },
+      /token_endpoint_auth_signing_alg must be one of/,
+    ],
     ['a client_secret', { client_secret: 's3cret' }, /client_secret/],
     ['a client_secret_expires_at', { client_secret_expires_at: 0 }, /client_secret/],
     ['no redirect_uris', { redirect_uris: undefined }, /redirect_uris must list 1-10/],
@@ -280,7 +292,9 @@ describe('with CIMD_ALLOW_HTTP_LOOPBACK, from a server on loopback', () => {
 
 describe('without the setting', () => {
   const calls: string[] = []
-  const recording = (addresses: string[]): Resolve => async (name) => (calls.push(name), addresses)
+  const recording =
+    (addresses: string[]): Resolve =>
+    async (name) => (calls.push(name), addresses)
 
   test('http on loopback is refused before any connection', async () => {
     const clientId = serveDocument('/production-http.json')
@@ -288,15 +302,20 @@ describe('without the setting', () => {
     expect(hits.get('/production-http.json') ?? 0).toBe(0)
   })
 
-  test.each(['https://127.0.0.1/client.json', 'https://[::1]/client.json', 'https://169.254.169.254/latest/client.json', 'https://[::ffff:a00:1]/client.json', 'https://0.0.0.0/client.json', 'https://localhost/client.json', 'https://api.localhost/client.json'])(
-    '%s is refused as not public, without resolving anything',
-    async (clientId) => {
-      calls.length = 0
-      const error = await refusal(fetchClientMetadataDocument(withoutLoopback, clientId, fresh({ resolve: recording(['93.184.216.34']) })))
-      expect(error.description).toContain('not a public address')
-      expect(calls).toEqual([])
-    },
-  )
+  test.each([
+    'https://127.0.0.1/client.json',
+    'https://[::1]/client.json',
+    'https://169.254.169.254/latest/client.json',
+    'https://[::ffff:a00:1]/client.json',
+    'https://0.0.0.0/client.json',
+    'https://localhost/client.json',
+    'https://api.localhost/client.json',
+  ])('%s is refused as not public, without resolving anything', async (clientId) => {
+    calls.length = 0
+    const error = await refusal(fetchClientMetadataDocument(withoutLoopback, clientId, fresh({ resolve: recording(['93.184.216.34']) })))
+    expect(error.description).toContain('not a public address')
+    expect(calls).toEqual([])
+  })
 
   test.each<[string, string[]]>([
     ['a private address', ['10.0.0.1']],
@@ -349,7 +368,25 @@ describe.skipIf(!Bun.which('openssl'))('https to the checked address', () => {
   test('a certificate for the name is accepted; the same server under another name is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'))
     const openssl = (...args: string[]) => expect(Bun.spawnSync(['openssl', ...args], { cwd: dir, stderr: 'pipe' }).exitCode, args.join(' ')).toBe(0)
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=cimd test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign')
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=cimd test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    )
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=cimd.test')
     writeFileSync(join(dir, 'leaf.ext'), 'subjectAltName=DNS:cimd.test\nextendedKeyUsage=serverAuth\n')
     openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext')

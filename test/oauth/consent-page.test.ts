@@ -130,7 +130,7 @@ describe('POST /consent', () => {
     expect(back.searchParams.get('code')).toBeNull()
   })
 
-  test('without the session\'s CSRF token: 403 page, the request stays pending', async () => {
+  test("without the session's CSRF token: 403 page, the request stays pending", async () => {
     const browser = await signedInBrowser()
     const other = await signedInBrowser()
     const { requestId } = await pendingRequest()

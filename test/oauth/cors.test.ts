@@ -64,7 +64,9 @@ describe('CORS on the OAuth endpoints', () => {
     expect(token.status, show(token)).toBe(400)
     expect(token.body.error, show(token)).toBe('invalid_grant')
     expectOpen(token.headers, 'token')
-    const revoked = await app.handle(new Request(`${ISSUER}/oauth/revoke`, { method: 'POST', headers: { ...form, [TEST_IP_HEADER]: uniqueIp() }, body: `token=at_${'x'.repeat(43)}&client_id=${registered.body.client_id}` }))
+    const revoked = await app.handle(
+      new Request(`${ISSUER}/oauth/revoke`, { method: 'POST', headers: { ...form, [TEST_IP_HEADER]: uniqueIp() }, body: `token=at_${'x'.repeat(43)}&client_id=${registered.body.client_id}` }),
+    )
     expect(revoked.status).toBe(200)
     expectOpen(revoked.headers, 'revoke')
   })
@@ -73,7 +75,13 @@ describe('CORS on the OAuth endpoints', () => {
     const ip = uniqueIp()
     let last: Response | undefined
     for (let i = 0; i < 301 && last?.status !== 429; i++) {
-      last = await app.handle(new Request(`${ISSUER}/oauth/token`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', [TEST_IP_HEADER]: ip }, body: 'grant_type=refresh_token' }))
+      last = await app.handle(
+        new Request(`${ISSUER}/oauth/token`, {
+          method: 'POST',
+          headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', [TEST_IP_HEADER]: ip },
+          body: 'grant_type=refresh_token',
+        }),
+      )
     }
     expect(last?.status).toBe(429)
     expectOpen(last!.headers, 'a 429')

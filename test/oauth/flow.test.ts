@@ -9,21 +9,7 @@ import { links } from '../../src/db/schema'
 import { SCOPES } from '../../src/lib/agent-access'
 import { testApi } from '../support/api'
 import { newAccount, type TestAccount } from '../support/fixtures'
-import {
-  appFetch,
-  approveAsHuman,
-  asHuman,
-  authorizationUrl,
-  discoverAndRegister,
-  ISSUER,
-  openAuthorization,
-  read,
-  refresh,
-  revoke,
-  shown,
-  withToken,
-  type Flow,
-} from '../support/oauth'
+import { appFetch, approveAsHuman, asHuman, authorizationUrl, discoverAndRegister, ISSUER, openAuthorization, read, refresh, revoke, shown, withToken, type Flow } from '../support/oauth'
 
 const RESOURCE_METADATA = `${ISSUER}/.well-known/oauth-protected-resource`
 const ALL_SCOPES = Object.keys(SCOPES)
@@ -61,7 +47,10 @@ describe('discovery', () => {
     // The /mcp document names <issuer>/mcp (RFC 9728 3.3), which oauth4webapi checks (resources.test.ts).
     const mcpUrl = new URL(`${ISSUER}/mcp`)
     const mcp = await oauth.processResourceDiscoveryResponse(mcpUrl, await oauth.resourceDiscoveryRequest(mcpUrl, flow.options))
-    for (const [doc, resource] of [[prm, ISSUER], [mcp, mcpUrl.href]] as const) {
+    for (const [doc, resource] of [
+      [prm, ISSUER],
+      [mcp, mcpUrl.href],
+    ] as const) {
       expect(doc, JSON.stringify(doc)).toMatchObject({ resource, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
       expect([...(doc.scopes_supported ?? [])].sort(), JSON.stringify(doc)).toEqual([...ALL_SCOPES].sort())
     }
@@ -128,11 +117,17 @@ describe('the flow', () => {
     const alias = created.body.data.alias as string
     const listed = await withToken(flow, at1, 'GET', '/api/v1/links')
     expect(listed.status, shown(listed)).toBe(200)
-    expect(listed.body.data.links.map((l: { alias: string }) => l.alias), shown(listed)).toContain(alias)
+    expect(
+      listed.body.data.links.map((l: { alias: string }) => l.alias),
+      shown(listed),
+    ).toContain(alias)
     const [row] = await api.deps.db.select({ accountId: links.accountId }).from(links).where(eq(links.alias, alias))
     expect(row?.accountId).toBe(human.id)
     const byKey = await asHuman(flow, human.key, 'GET', '/api/v1/links')
-    expect(byKey.body.data.links.map((l: { alias: string }) => l.alias), shown(byKey)).toContain(alias)
+    expect(
+      byKey.body.data.links.map((l: { alias: string }) => l.alias),
+      shown(byKey),
+    ).toContain(alias)
 
     // Refresh rotates: a new pair; the old access token lives on until it expires or is revoked.
     const rotated = await refresh(flow, rt1)

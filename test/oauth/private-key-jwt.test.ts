@@ -52,7 +52,13 @@ beforeAll(async () => {
   inline = `${base}/oauth/inline/client.json`
   // ChatGPT's document, as published (client_id and URLs moved to this test's server).
   documents.set('/oauth/chatgpt/client.json', chatgptClientDocument(byUri, `${base}/oauth/jwks.json`, redirectUri))
-  documents.set('/oauth/inline/client.json', { client_id: inline, client_name: 'Inline keys', redirect_uris: [redirectUri], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [ec.publicJwk] } })
+  documents.set('/oauth/inline/client.json', {
+    client_id: inline,
+    client_name: 'Inline keys',
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'private_key_jwt',
+    jwks: { keys: [ec.publicJwk] },
+  })
   api = await testApi({ config: testConfig({ CIMD_ALLOW_HTTP_LOOPBACK: 'true' }) })
   human = await newAccount(api.deps.db)
 })
@@ -90,17 +96,25 @@ describe('CIMD clients with private_key_jwt', () => {
     expect(flow.as.token_endpoint_auth_signing_alg_values_supported).not.toContain('none')
   })
 
-  test('ChatGPT\'s document (jwks_uri): the whole code flow, then a refresh and a revocation, each signed', async () => {
+  test("ChatGPT's document (jwks_uri): the whole code flow, then a refresh and a revocation, each signed", async () => {
     const flow = await flowFor(byUri)
     const tokens = await exchange(flow, await approvedCode(flow), signedWith(signing))
     expect(tokens.access_token).toMatch(/^at_/)
     expect(tokens.refresh_token).toMatch(/^rt_/)
     const links = await read(await flow.fetch(`${ISSUER}/api/v1/links`, { headers: { authorization: `Bearer ${tokens.access_token}` } }))
     expect(links.status, shown(links)).toBe(200)
-    const refreshed = await oauth.processRefreshTokenResponse(flow.as, flow.client, await oauth.refreshTokenGrantRequest(flow.as, flow.client, signedWith(signing), tokens.refresh_token!, flow.options))
+    const refreshed = await oauth.processRefreshTokenResponse(
+      flow.as,
+      flow.client,
+      await oauth.refreshTokenGrantRequest(flow.as, flow.client, signedWith(signing), tokens.refresh_token!, flow.options),
+    )
     expect(refreshed.access_token).toMatch(/^at_/)
     // A refresh without the assertion is refused: the refresh token alone does not authenticate this client.
-    expect(await oauthFailure(oauth.refreshTokenGrantRequest(flow.as, flow.client, oauth.None(), refreshed.refresh_token!, flow.options).then((r) => oauth.processRefreshTokenResponse(flow.as, flow.client, r)))).toMatchObject({ status: 401, error: 'invalid_client' })
+    expect(
+      await oauthFailure(
+        oauth.refreshTokenGrantRequest(flow.as, flow.client, oauth.None(), refreshed.refresh_token!, flow.options).then((r) => oauth.processRefreshTokenResponse(flow.as, flow.client, r)),
+      ),
+    ).toMatchObject({ status: 401, error: 'invalid_client' })
     await oauth.processRevocationResponse(await oauth.revocationRequest(flow.as, flow.client, signedWith(signing), refreshed.access_token, flow.options))
     const revoked = await read(await flow.fetch(`${ISSUER}/api/v1/links`, { headers: { authorization: `Bearer ${refreshed.access_token}` } }))
     expect(revoked.status, shown(revoked)).toBe(401)
@@ -138,7 +152,11 @@ describe('CIMD clients with private_key_jwt', () => {
       expect(await oauthFailure(exchange(flow, code, auth)), name).toMatchObject({ status: 401, error: 'invalid_client' })
     }
     // The token endpoint's URL is an audience as good as the issuer (RFC 7523 3).
-    const tokens = await exchange(flow, code, signedWith(signing, (_, p) => void (p.aud = `${ISSUER}/oauth/token`)))
+    const tokens = await exchange(
+      flow,
+      code,
+      signedWith(signing, (_, p) => void (p.aud = `${ISSUER}/oauth/token`)),
+    )
     expect(tokens.access_token).toMatch(/^at_/)
   })
 

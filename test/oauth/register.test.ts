@@ -118,7 +118,7 @@ describe('POST /oauth/register', () => {
     expect((await api.deps.db.select({ id: oauthClients.id }).from(oauthClients)).length).toBe(before)
   })
 
-  test('grant types the server lacks are dropped, not refused: Claude\'s jwt-bearer, VS Code 1.10x\'s device_code (RFC 7591 3.2.1)', async () => {
+  test("grant types the server lacks are dropped, not refused: Claude's jwt-bearer, VS Code 1.10x's device_code (RFC 7591 3.2.1)", async () => {
     const client = await oauth.processDynamicClientRegistrationResponse(
       await register({
         redirect_uris: ['https://claude.ai/api/mcp/auth_callback'],
@@ -130,7 +130,7 @@ describe('POST /oauth/register', () => {
     expect(row?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
   })
 
-  test('bodies that are not metadata get RFC error bodies too, never the API\'s ErrorResponse', async () => {
+  test("bodies that are not metadata get RFC error bodies too, never the API's ErrorResponse", async () => {
     for (const body of ['{nope', '[]', JSON.stringify({ redirect_uris: ['https://a.example/\u0000'] })]) {
       const res = await call(app, 'POST', '/oauth/register', { body, headers: { 'content-type': 'application/json' } })
       expect(res.status, show(res)).toBe(400)

@@ -51,7 +51,7 @@ const atMcp = async (token: string, body = LIST) =>
 const atRest = async (token: string) => read(await flow.fetch(`${ISSUER}/api/v1/links`, { headers: { authorization: `Bearer ${token}` } }))
 
 describe('protected resource metadata (RFC 9728)', () => {
-  test('the /mcp document names <issuer>/mcp, and passes oauth4webapi\'s RFC 9728 3.3 check', async () => {
+  test("the /mcp document names <issuer>/mcp, and passes oauth4webapi's RFC 9728 3.3 check", async () => {
     const url = new URL(MCP_RESOURCE)
     const doc = await oauth.processResourceDiscoveryResponse(url, await oauth.resourceDiscoveryRequest(url, flow.options))
     expect(doc).toMatchObject({ resource: MCP_RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })

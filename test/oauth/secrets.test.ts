@@ -34,8 +34,12 @@ async function captured(run: () => Promise<void>): Promise<string> {
       saved[name](...args)
     }
   }
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (lines.push(String(chunk)), (writes.out as (...a: unknown[]) => boolean).call(process.stdout, chunk, ...rest))) as typeof process.stdout.write
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (lines.push(String(chunk)), (writes.err as (...a: unknown[]) => boolean).call(process.stderr, chunk, ...rest))) as typeof process.stderr.write
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (
+    lines.push(String(chunk)), (writes.out as (...a: unknown[]) => boolean).call(process.stdout, chunk, ...rest)
+  )) as typeof process.stdout.write
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (
+    lines.push(String(chunk)), (writes.err as (...a: unknown[]) => boolean).call(process.stderr, chunk, ...rest)
+  )) as typeof process.stderr.write
   try {
     await run()
   } finally {
@@ -111,12 +115,18 @@ describe('secrets of the OAuth flow', () => {
     // What is stored is the SHA-256 (hex) of each secret, one row per token issued.
     expect(rows.oauth_tokens.length).toBe(issued.length)
     for (const { token, kind } of issued) {
-      const [row] = await db.select().from(oauthTokens).where(eq(oauthTokens.tokenHash, sha256(token)))
+      const [row] = await db
+        .select()
+        .from(oauthTokens)
+        .where(eq(oauthTokens.tokenHash, sha256(token)))
       expect(row?.kind, `the row of a ${kind} token, by its SHA-256`).toBe(kind)
       expect(row?.accountId).toBe(human.id)
       expect(row?.resource).toBe(ISSUER)
     }
-    const codeRows = await db.select().from(oauthCodes).where(or(...codes.map((c) => eq(oauthCodes.codeHash, sha256(c)))))
+    const codeRows = await db
+      .select()
+      .from(oauthCodes)
+      .where(or(...codes.map((c) => eq(oauthCodes.codeHash, sha256(c)))))
     expect(codeRows.length, 'each code has its row, by its SHA-256').toBe(codes.length)
     expect(rows.oauth_codes.length).toBe(codes.length)
   })

@@ -71,9 +71,30 @@ export function tokenCases(context: () => OAuthCaseContext) {
   test('a malformed token request: RFC 6749 errors (repeated parameter, unknown grant type, missing client_id)', async () => {
     const { flow } = await clientAndHuman(context())
     const cases: [[string, string][], string][] = [
-      [[['grant_type', 'refresh_token'], ['client_id', flow.client.client_id], ['refresh_token', 'rt_a'], ['refresh_token', 'rt_b']], 'invalid_request'],
-      [[['grant_type', 'password'], ['client_id', flow.client.client_id]], 'unsupported_grant_type'],
-      [[['grant_type', 'authorization_code'], ['code', 'x'], ['code_verifier', 'y']], 'invalid_request'],
+      [
+        [
+          ['grant_type', 'refresh_token'],
+          ['client_id', flow.client.client_id],
+          ['refresh_token', 'rt_a'],
+          ['refresh_token', 'rt_b'],
+        ],
+        'invalid_request',
+      ],
+      [
+        [
+          ['grant_type', 'password'],
+          ['client_id', flow.client.client_id],
+        ],
+        'unsupported_grant_type',
+      ],
+      [
+        [
+          ['grant_type', 'authorization_code'],
+          ['code', 'x'],
+          ['code_verifier', 'y'],
+        ],
+        'invalid_request',
+      ],
     ]
     for (const [form, error] of cases) {
       const res = await postForm(flow, '/oauth/token', form)
@@ -169,7 +190,10 @@ export function tokenCases(context: () => OAuthCaseContext) {
     const { flow, human } = await clientAndHuman(ctx)
     const { flow: other } = await clientAndHuman(ctx)
     const tokens = await connect(flow, human.key, 'links:read')
-    const res = await postForm(other, '/oauth/revoke', [['token', tokens.access_token], ['client_id', other.client.client_id]])
+    const res = await postForm(other, '/oauth/revoke', [
+      ['token', tokens.access_token],
+      ['client_id', other.client.client_id],
+    ])
     expect(res.status, shown(res)).toBe(401)
     expect(res.body?.error, shown(res)).toBe('invalid_client')
     const ok = await withToken(flow, tokens.access_token, 'GET', '/api/v1/links')
@@ -181,7 +205,10 @@ export function tokenCases(context: () => OAuthCaseContext) {
     const { flow, human } = await clientAndHuman(ctx)
     const tokens = await connect(flow, human.key, 'links:read')
     // Not used before it is aged: a server may hold its verdict (with the old expiry) for seconds.
-    await ctx.db.update(oauthTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthTokens.tokenHash, sha256(tokens.access_token)))
+    await ctx.db
+      .update(oauthTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(oauthTokens.tokenHash, sha256(tokens.access_token)))
     expectInvalidToken(await withToken(flow, tokens.access_token, 'GET', '/api/v1/links'))
   })
 
@@ -189,7 +216,10 @@ export function tokenCases(context: () => OAuthCaseContext) {
     const ctx = context()
     const { flow, human } = await clientAndHuman(ctx)
     const { started, redirect } = await approved(flow, human.key, 'links:read')
-    await ctx.db.update(oauthCodes).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthCodes.codeHash, sha256(redirect.searchParams.get('code')!)))
+    await ctx.db
+      .update(oauthCodes)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(oauthCodes.codeHash, sha256(redirect.searchParams.get('code')!)))
     expect(await oauthFailure(exchange(flow, started, redirect))).toMatchObject({ status: 400, error: 'invalid_grant' })
   })
 }

@@ -179,7 +179,10 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
         await Bun.sleep(20)
       }
     })()
-    await until(() => answers.length >= 4, () => `four answers from B before the kill: ${JSON.stringify(answers)}`)
+    await until(
+      () => answers.length >= 4,
+      () => `four answers from B before the kill: ${JSON.stringify(answers)}`,
+    )
     const killed = await asHuman(flowA, human.key, 'POST', `/api/v1/agents/${agentId}/kill`)
     expect(killed.body.data?.status, shown(killed)).toBe('killed')
     const killedAt = performance.now()
@@ -187,12 +190,19 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
     while (!refused() && performance.now() - killedAt < REVOCATION_DEADLINE_MS) await Bun.sleep(POLL_MS)
     // Once refused, a dozen answers more, none of which may be served (never refused: the expect below says so).
     const afterFirstRefusal = () => answers.length - answers.findIndex((x) => x.at >= killedAt && x.status === 401) - 1
-    if (refused()) await until(() => afterFirstRefusal() >= 12, () => `a dozen answers after the first refusal: ${JSON.stringify(answers.slice(-5))}`)
+    if (refused())
+      await until(
+        () => afterFirstRefusal() >= 12,
+        () => `a dozen answers after the first refusal: ${JSON.stringify(answers.slice(-5))}`,
+      )
     running = false
     await loop
     const before = answers.filter((x) => x.at < killedAt)
     expect(before.length).toBeGreaterThan(3)
-    expect(before.every((x) => x.status === 200), JSON.stringify(before)).toBe(true)
+    expect(
+      before.every((x) => x.status === 200),
+      JSON.stringify(before),
+    ).toBe(true)
     const firstRefusal = answers.find((x) => x.at >= killedAt && x.status === 401)
     expect(firstRefusal, JSON.stringify(answers.slice(-10))).toBeDefined()
     const ms = firstRefusal!.at - killedAt
@@ -242,6 +252,6 @@ describe.skipIf(!shared)('OAuth across two API processes (DATABASE_URL + REDIS_U
 
   test('no token is printed by the servers', () => {
     const printed = logs().match(/\b(at|rt)_[A-Za-z0-9_-]{20,}/)
-    expect(printed?.[0] ?? null, 'a token-shaped string in the servers\' output').toBeNull()
+    expect(printed?.[0] ?? null, "a token-shaped string in the servers' output").toBeNull()
   })
 })

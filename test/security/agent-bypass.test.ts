@@ -114,7 +114,13 @@ describe('a dry_run flag on a route that has no dry run is refused, never ignore
     // creates are the rows with that created_at, so they can be counted while others run.
     const instant = Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 86_400_000)
     const clocked = (await testApi({ now: () => instant })).app
-    const issued = async () => (await api.deps.db.select({ id: guestSessions.id }).from(guestSessions).where(eq(guestSessions.createdAt, new Date(instant)))).length
+    const issued = async () =>
+      (
+        await api.deps.db
+          .select({ id: guestSessions.id })
+          .from(guestSessions)
+          .where(eq(guestSessions.createdAt, new Date(instant)))
+      ).length
     // Counting works: a token asked for without the flag is one row.
     const control = await call(clocked, 'POST', '/api/v1/guest/token')
     expect(control.status, show(control)).toBe(200)

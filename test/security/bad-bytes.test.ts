@@ -83,7 +83,7 @@ describe('what an unexpected error logs', () => {
     logged = []
   })
 
-  test('the route and the request id, never the query\'s parameters nor the request', async () => {
+  test("the route and the request id, never the query's parameters nor the request", async () => {
     const secret = 'cus_SECRET_4242'
     const boom = new Elysia()
       .use(errors)

@@ -42,14 +42,12 @@ describe('conversions attributed to one signed click', () => {
 
   test('20 concurrent signed signups of one click: exactly one is recorded', async () => {
     const c = await signedClick()
-    const results = await Promise.all(
-      Array.from({ length: 20 }, () => call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_') } })),
-    )
+    const results = await Promise.all(Array.from({ length: 20 }, () => call(app, 'POST', PATH, { body: { ...c, conversionType: 'signup', eventId: uniqueName('evt_') } })))
     expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(429)])
     expect(await count(c.clickId)).toBe(1)
   })
 
-  test('the API key of the link\'s own account is not capped', async () => {
+  test("the API key of the link's own account is not capped", async () => {
     const c = await signedClick()
     for (let i = 0; i < 3; i++) {
       const res = await call(app, 'POST', PATH, { token: pro.key, body: { clickId: c.clickId, conversionType: 'signup', eventId: uniqueName('evt_') } })

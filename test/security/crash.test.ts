@@ -52,21 +52,30 @@ describe('SIGKILL under load', () => {
 
   // The stand-alone redirector needs a real Redis (redis-server); .ci/run installs it, so CI runs this in
   // both passes. Skipped only where no redis-server binary exists.
-  test.skipIf(!redisServerBinary)('stand-alone redirector: every answered click stored exactly once after the restart', async () => {
-    const stack = await startStack({ prefix: 'crash-split-', env: { CLICK_FLUSH_MS: '1000' } })
-    let second: Child | undefined
-    try {
-      const link = await shorten(stack.api.url, 'https://example.com/crash-split')
-      const load = await killUnderLoad(link.short_url, stack.redirector)
-      expect(segmentsIn(stack.dataDir).length, 'clicks not yet shipped when killed').toBeGreaterThan(0)
+  test.skipIf(!redisServerBinary)(
+    'stand-alone redirector: every answered click stored exactly once after the restart',
+    async () => {
+      const stack = await startStack({ prefix: 'crash-split-', env: { CLICK_FLUSH_MS: '1000' } })
+      let second: Child | undefined
+      try {
+        const link = await shorten(stack.api.url, 'https://example.com/crash-split')
+        const load = await killUnderLoad(link.short_url, stack.redirector)
+        expect(segmentsIn(stack.dataDir).length, 'clicks not yet shipped when killed').toBeGreaterThan(0)
 
-      const port = Number(new URL(stack.redirector.url).port)
-      second = await startEntry('redirect/main.ts', { ...stack.env, REDIRECT_PORT: String(port), API_INTERNAL_URL: stack.api.url }, port)
-      await eventually(async () => segmentsIn(stack.dataDir).length, (n) => n === 0, 20_000, { what: 'the replayed log shipped' })
-      expectEachAnsweredClickOnce(await clickRowsOf(stack.clickhouse, link.alias), load)
-    } finally {
-      await second?.stop()
-      await stack.stop()
-    }
-  }, 120_000)
+        const port = Number(new URL(stack.redirector.url).port)
+        second = await startEntry('redirect/main.ts', { ...stack.env, REDIRECT_PORT: String(port), API_INTERNAL_URL: stack.api.url }, port)
+        await eventually(
+          async () => segmentsIn(stack.dataDir).length,
+          (n) => n === 0,
+          20_000,
+          { what: 'the replayed log shipped' },
+        )
+        expectEachAnsweredClickOnce(await clickRowsOf(stack.clickhouse, link.alias), load)
+      } finally {
+        await second?.stop()
+        await stack.stop()
+      }
+    },
+    120_000,
+  )
 })

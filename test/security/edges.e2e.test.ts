@@ -51,7 +51,11 @@ describe('the real server', () => {
   test('short_url names the port this process serves short links on', async () => {
     const token = ((await (await fetch(`${app.url}/api/v1/guest/token`, { method: 'POST' })).json()) as { data: { guest_token: string } }).data.guest_token
     const made = (await (
-      await fetch(`${app.url}/api/v1/shorten`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'https://example.com/e' }) })
+      await fetch(`${app.url}/api/v1/shorten`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'https://example.com/e' }),
+      })
     ).json()) as { data: { short_url: string } }
     const shortUrl = new URL(made.data.short_url)
     expect(shortUrl.port).toBe(new URL(app.url).port)

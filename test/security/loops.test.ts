@@ -56,7 +56,7 @@ describe('loop refusal', () => {
     expectLoop(await call(app, 'POST', '/api/v1/shorten', { token: guest, body: { url: 'http://2130706433/' } }), 'guest decimal loopback')
   })
 
-  test('an unverified custom domain is somebody else\'s host, not ours: allowed', async () => {
+  test("an unverified custom domain is somebody else's host, not ours: allowed", async () => {
     const pending = await newDomain(db, (await newAccount(db)).id, { verified: false })
     const res = await call(app, 'POST', '/api/v1/shorten', { token: account.key, body: { url: `https://${pending}/x` } })
     expect(res.status, show(res)).toBe(200)
@@ -80,7 +80,10 @@ describe('loop refusal', () => {
     })
     expect(res.status, show(res)).toBe(200)
     const results = res.body.data.results as { index: number; success: boolean; error?: string }[]
-    expect(results.map((r) => [r.index, r.success, r.error ?? null]), show(res)).toEqual([
+    expect(
+      results.map((r) => [r.index, r.success, r.error ?? null]),
+      show(res),
+    ).toEqual([
       [0, true, null],
       [1, false, 'DESTINATION_LOOPS'],
       [2, false, 'DESTINATION_LOOPS'],

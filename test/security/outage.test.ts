@@ -21,39 +21,53 @@ const clickStats = (stack: Stack): Promise<ClickFigures> => clickFigures(stack.r
 
 /** Polls ClickHouse until `rows` are stored and the spool is empty, then reads the rows once more. */
 async function settled(stack: Stack, alias: string, rows: number): Promise<ClickRows> {
-  await eventually(() => clickRowsOf(stack.clickhouse, alias), (r) => r.rows >= rows, 60_000, { what: `${rows} rows of ${alias}` })
-  await eventually(() => clickStats(stack), (s) => s.spooledFiles === 0 && s.spoolBytes === 0, 10_000, { what: 'the spool emptied' })
+  await eventually(
+    () => clickRowsOf(stack.clickhouse, alias),
+    (r) => r.rows >= rows,
+    60_000,
+    { what: `${rows} rows of ${alias}` },
+  )
+  await eventually(
+    () => clickStats(stack),
+    (s) => s.spooledFiles === 0 && s.spoolBytes === 0,
+    10_000,
+    { what: 'the spool emptied' },
+  )
   return clickRowsOf(stack.clickhouse, alias)
 }
 
 // The stack needs a real Redis (redis-server); .ci/run installs it, so CI runs this in both passes.
 // Skipped only where no redis-server binary exists.
 describe.skipIf(!redisServerBinary)('ClickHouse outage under load', () => {
-  test(`${OUTAGE_S} s without ClickHouse: the clicks wait on disk and all arrive once, after`, async () => {
-    const stack = await startStack({ prefix: 'outage-long-' })
-    try {
-      const link = await shorten(stack.api.url, 'https://example.com/outage-long')
-      let stop = false
-      const load = clickLoad(link.short_url, 8, { pauseMs: 15, until: () => stop })
-      await Bun.sleep(2000)
-      await stack.chdb.stop()
-      await Bun.sleep(OUTAGE_S * 1000)
-      const during = await clickStats(stack)
-      expect(during.spooledFiles, 'segments waiting at the end of the outage').toBeGreaterThan(OUTAGE_S / 2)
-      expect(during.failedAttempts).toBeGreaterThan(0)
-      await stack.restartChdb()
-      await Bun.sleep(2000)
-      stop = true
-      const result = await load
-      expect(result.inFlight.size).toBe(0)
-      const stored = await settled(stack, link.alias, result.received.size)
-      expectEachAnsweredClickOnce(stored, result)
-      expect(stored.rows).toBe(result.received.size)
-      expect(stack.redirector.output()).toContain('ClickHouse takes batches again')
-    } finally {
-      await stack.stop()
-    }
-  }, (OUTAGE_S + 120) * 1000)
+  test(
+    `${OUTAGE_S} s without ClickHouse: the clicks wait on disk and all arrive once, after`,
+    async () => {
+      const stack = await startStack({ prefix: 'outage-long-' })
+      try {
+        const link = await shorten(stack.api.url, 'https://example.com/outage-long')
+        let stop = false
+        const load = clickLoad(link.short_url, 8, { pauseMs: 15, until: () => stop })
+        await Bun.sleep(2000)
+        await stack.chdb.stop()
+        await Bun.sleep(OUTAGE_S * 1000)
+        const during = await clickStats(stack)
+        expect(during.spooledFiles, 'segments waiting at the end of the outage').toBeGreaterThan(OUTAGE_S / 2)
+        expect(during.failedAttempts).toBeGreaterThan(0)
+        await stack.restartChdb()
+        await Bun.sleep(2000)
+        stop = true
+        const result = await load
+        expect(result.inFlight.size).toBe(0)
+        const stored = await settled(stack, link.alias, result.received.size)
+        expectEachAnsweredClickOnce(stored, result)
+        expect(stored.rows).toBe(result.received.size)
+        expect(stack.redirector.output()).toContain('ClickHouse takes batches again')
+      } finally {
+        await stack.stop()
+      }
+    },
+    (OUTAGE_S + 120) * 1000,
+  )
 
   test('at the spool bound redirects go on, the clicks dropped are counted, the logged ones arrive once', async () => {
     const stack = await startStack({ prefix: 'outage-full-', env: { CLICK_SPOOL_MAX_BYTES: '1M' } })
@@ -63,7 +77,12 @@ describe.skipIf(!redisServerBinary)('ClickHouse outage under load', () => {
       let stop = false
       // About 2 KB a row on disk: the 1 MiB bound is reached after ~500 clicks.
       const load = clickLoad(link.short_url, 8, { userAgent: `Mozilla/5.0 ${'x'.repeat(2000)}`, until: () => stop })
-      await eventually(() => clickStats(stack), (s) => s.dropped > 100, 30_000, { what: 'clicks dropped at the bound' })
+      await eventually(
+        () => clickStats(stack),
+        (s) => s.dropped > 100,
+        30_000,
+        { what: 'clicks dropped at the bound' },
+      )
       stop = true
       const result = await load
       const full = await clickStats(stack)

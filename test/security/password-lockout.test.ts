@@ -23,8 +23,7 @@ async function protectedLink(): Promise<string> {
   return id
 }
 
-const attempt = (link_id: string, ip: string, password = `guess-${crypto.randomUUID()}`) =>
-  call(app, 'POST', '/internal/unlock', { body: { link_id, password, ip }, headers: secret })
+const attempt = (link_id: string, ip: string, password = `guess-${crypto.randomUUID()}`) => call(app, 'POST', '/internal/unlock', { body: { link_id, password, ip }, headers: secret })
 
 describe('password attempts on one link', () => {
   test('30 addresses × 1 guess each lock the link for everyone, the right password included', async () => {

@@ -21,8 +21,7 @@ async function redirector() {
   await domains.start()
   const clicks: ClickEvent[] = []
   const deps: RedirectDeps = { resolver, record: (click) => void clicks.push(click), shortDomain: SHORT, keyPrefix: linkCacheKey(SHORT, ''), domains }
-  const put = (alias: string, url: string, extra: Partial<CachedLink> = {}) =>
-    kv.set(linkCacheKey(SHORT, alias), encodeCachedLink({ v: 1, id: `link_${crypto.randomUUID()}`, url, ...extra }), 60)
+  const put = (alias: string, url: string, extra: Partial<CachedLink> = {}) => kv.set(linkCacheKey(SHORT, alias), encodeCachedLink({ v: 1, id: `link_${crypto.randomUUID()}`, url, ...extra }), 60)
   const get = (path: string, init?: RequestInit) => Promise.resolve(handleRedirect(new Request(`https://${SHORT}${path}`, init), deps))
   return { clicks, put, get, close: () => domains.close() }
 }
@@ -78,7 +77,11 @@ describe('methods and pages', () => {
     const r = await redirector()
     await r.put('gone', 'https://example.com/x', { exp: Date.now() - 1000 })
     await r.put('locked', 'https://example.com/x', { pw: 1 })
-    for (const [path, status] of [['/nothing-here', 404], ['/gone', 410], ['/locked', 200]] as const) {
+    for (const [path, status] of [
+      ['/nothing-here', 404],
+      ['/gone', 410],
+      ['/locked', 200],
+    ] as const) {
       const res = await r.get(path)
       expect(res.status, path).toBe(status)
       expect(res.headers.get('content-type'), path).toStartWith('text/html')

@@ -85,7 +85,7 @@ export async function call(app: TestApp, method: string, path: string, opts: Cal
   }
   const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
   const text = await response.text()
-  let parsed: unknown = undefined
+  let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {

@@ -38,7 +38,11 @@ export async function runOnClusterChdb(cluster: string, statements: string[]): P
   await proc.stdin.end()
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`chdb-cluster exited ${code}: ${err.slice(-2000)}`)
-  return out.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as StatementOutcome)
+  return out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as StatementOutcome)
 }
 
 if (import.meta.main) {

@@ -31,14 +31,31 @@ export interface ChdbHttp {
 
 /** URL params that are not settings. */
 const NOT_SETTINGS = new Set([
-  'query', 'query_id', 'database', 'default_format', 'session_id', 'session_timeout', 'session_check',
-  'user', 'password', 'quota_key', 'role', 'compress', 'decompress', 'buffer_size',
+  'query',
+  'query_id',
+  'database',
+  'default_format',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'user',
+  'password',
+  'quota_key',
+  'role',
+  'compress',
+  'decompress',
+  'buffer_size',
 ])
 /** Settings only the HTTP layer of the server knows; the embedded engine rejects them as unknown. */
 const HTTP_ONLY_SETTINGS = new Set([
-  'wait_end_of_query', 'send_progress_in_http_headers', 'http_headers_progress_interval_ms',
-  'http_send_progress_interval_ms', 'enable_http_compression', 'http_zlib_compression_level',
-  'http_response_buffer_size', 'http_native_compression_disable_checksumming_on_decompress',
+  'wait_end_of_query',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'http_send_progress_interval_ms',
+  'enable_http_compression',
+  'http_zlib_compression_level',
+  'http_response_buffer_size',
+  'http_native_compression_disable_checksumming_on_decompress',
   'http_response_compression_method',
 ])
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -46,7 +63,11 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
 const MAX_CONCURRENT = 8
 
 class HttpError extends Error {
-  constructor(readonly code: number, readonly type: string, message: string) {
+  constructor(
+    readonly code: number,
+    readonly type: string,
+    message: string,
+  ) {
     super(`Code: ${code}. DB::Exception: ${message}. (${type})`)
   }
 }
@@ -172,8 +193,13 @@ async function run(path: string, request: ParsedRequest, version: string, signal
     }
   }
   const summary = {
-    read_rows: String(rows), read_bytes: String(bytes), written_rows: '0', written_bytes: '0',
-    total_rows_to_read: String(rows), result_rows: String(rows), result_bytes: String(bytes),
+    read_rows: String(rows),
+    read_bytes: String(bytes),
+    written_rows: '0',
+    written_bytes: '0',
+    total_rows_to_read: String(rows),
+    result_rows: String(rows),
+    result_bytes: String(bytes),
     elapsed_ns: String(Math.round((performance.now() - started) * 1e6)),
   }
   const headers: Record<string, string> = {

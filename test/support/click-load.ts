@@ -57,7 +57,10 @@ export function expectEachAnsweredClickOnce(stored: ClickRows, load: LoadResult)
   const notOnce = [...load.received].filter((r) => stored.byReferrer[r] !== 1).map((r) => `${r}: ${stored.byReferrer[r] ?? 0}`)
   expect(notOnce.length, `${notOnce.length} of ${load.received.size} answered clicks stored other than once, e.g. ${notOnce.slice(0, 5).join(', ')}`).toBe(0)
   const extra = Object.keys(stored.byReferrer).filter((r) => !load.received.has(r))
-  expect(extra.filter((r) => !load.inFlight.has(r)), 'stored clicks nobody requested').toEqual([])
+  expect(
+    extra.filter((r) => !load.inFlight.has(r)),
+    'stored clicks nobody requested',
+  ).toEqual([])
   expect(extra.every((r) => stored.byReferrer[r] === 1)).toBe(true)
   expect(stored.rows).toBe(load.received.size + extra.length)
   expect(stored.ids, 'distinct click ids').toBe(stored.rows)

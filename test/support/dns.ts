@@ -61,7 +61,11 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     server: `127.0.0.1:${port}`,
     setTxt(name, records) {
       if (records === null) txt.delete(key(name))
-      else txt.set(key(name), records.map((record) => (Array.isArray(record) ? record : [record])))
+      else
+        txt.set(
+          key(name),
+          records.map((record) => (Array.isArray(record) ? record : [record])),
+        )
     },
     fail(name, failure) {
       if (failure === null) failures.delete(key(name))

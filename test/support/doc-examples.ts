@@ -22,7 +22,13 @@ export function examplesOf(page: string, heading: string): { section: string; bl
 export function startVariables(block: string): Record<string, string> {
   const match = /^((?:[A-Z][A-Z0-9_]*=\S+ +)*)npm start\n?$/.exec(block)
   if (!match) throw new Error(`not a start line "NAME=value npm start":\n${block}`)
-  return Object.fromEntries(match[1]!.trim().split(/ +/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]))
+  return Object.fromEntries(
+    match[1]!
+      .trim()
+      .split(/ +/)
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  )
 }
 
 /** The lines a block's comments say it prints: whole-line comments and comments after two spaces. */
@@ -35,7 +41,12 @@ export function shownLines(block: string): string[] {
 
 /** A shown line as a pattern of a whole output line: `…` is anything. */
 export function linePattern(shown: string): RegExp {
-  return new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+  return new RegExp(
+    `^${shown
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
 }
 
 /** The entry `npm start` runs: the .ts file package.json's start script names. */
@@ -98,5 +109,5 @@ export function expectShown(block: string, run: BlockRun): void {
   expect(run.status, run.shown).toBe(0)
   const shown = shownLines(block)
   expect(run.lines.length, `${shown.length} lines shown:\n${shown.join('\n')}\n${run.shown}`).toBe(shown.length)
-  shown.forEach((line, i) => expect(run.lines[i], `line ${i + 1} shown as: ${line}\n${run.shown}`).toMatch(linePattern(line)))
+  for (const [i, line] of shown.entries()) expect(run.lines[i], `line ${i + 1} shown as: ${line}\n${run.shown}`).toMatch(linePattern(line))
 }

@@ -56,7 +56,7 @@ export function startFakeStripe(config: { secretKey: string; webhookSecret: stri
       }
       if (failures > 0) {
         failures--
-        return error(failStatus, 'api_error', 'Something went wrong on Stripe\'s end.')
+        return error(failStatus, 'api_error', "Something went wrong on Stripe's end.")
       }
       if (request.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
         const key = request.headers.get('idempotency-key')
@@ -102,14 +102,18 @@ export function startFakeStripe(config: { secretKey: string; webhookSecret: stri
   })
 
   function signed(type: string, object: object, opts: { timestamp?: number; secret?: string } = {}) {
-    const body = JSON.stringify({
-      id: `evt_test_${++eventCounter}_${crypto.randomUUID().slice(0, 8)}`,
-      object: 'event',
-      type,
-      created: Math.floor(Date.now() / 1000),
-      livemode: false,
-      data: { object },
-    }, null, 2)
+    const body = JSON.stringify(
+      {
+        id: `evt_test_${++eventCounter}_${crypto.randomUUID().slice(0, 8)}`,
+        object: 'event',
+        type,
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        data: { object },
+      },
+      null,
+      2,
+    )
     const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000)
     return { body, signature: stripeSignature(body, opts.secret ?? config.webhookSecret, timestamp) }
   }

@@ -66,12 +66,7 @@ export async function newSignedClick(db: Db, keys: readonly ClickSigningKey[], a
  * as in POST /api/v1/agents (absent: the default, which holds deletes for the human). The one Agent
  * fixture of the tests, REST and MCP alike.
  */
-export async function agentToken(
-  app: TestApp,
-  human: TestAccount,
-  scopes: string[],
-  policy?: { require_approval: string[] },
-): Promise<{ token: string; agentId: string }> {
+export async function agentToken(app: TestApp, human: TestAccount, scopes: string[], policy?: { require_approval: string[] }): Promise<{ token: string; agentId: string }> {
   const body = { name: `agent ${crypto.randomUUID().slice(0, 8)}`, scopes, ...(policy && { policy }) }
   const agent = await call(app, 'POST', '/api/v1/agents', { token: human.key, body })
   if (agent.status !== 201) throw new Error(`create agent: ${show(agent)}`)

@@ -46,7 +46,11 @@ export interface DocumentHost {
 
 export function startDocumentHost(): DocumentHost {
   const documents = new Map<string, unknown>()
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => (documents.has(new URL(request.url).pathname) ? Response.json(documents.get(new URL(request.url).pathname)) : new Response('not found', { status: 404 })) })
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request) => (documents.has(new URL(request.url).pathname) ? Response.json(documents.get(new URL(request.url).pathname)) : new Response('not found', { status: 404 })),
+  })
   const base = `http://127.0.0.1:${server.port}`
   return {
     base,
@@ -93,16 +97,21 @@ export async function replay(stack: McpStack, human: TestAccount, host: HostSpec
   }
   /** What a browser does before a request that is not "simple": the preflight must let it through. */
   const preflight = async (url: string, init: RequestInit, headers: Headers) => {
-    const custom = [...headers.keys()].filter((name) => !['accept', 'origin', TEST_IP_HEADER, 'content-type'].includes(name) || (name === 'content-type' && !/^application\/x-www-form-urlencoded/.test(headers.get(name) ?? '')))
+    const custom = [...headers.keys()].filter(
+      (name) => !['accept', 'origin', TEST_IP_HEADER, 'content-type'].includes(name) || (name === 'content-type' && !/^application\/x-www-form-urlencoded/.test(headers.get(name) ?? '')),
+    )
     if ((init.method ?? 'GET') === 'GET' && custom.length === 0) return
-    const answer = await fetch(url, { method: 'OPTIONS', headers: { origin: host.browserOrigin!, 'access-control-request-method': init.method ?? 'GET', 'access-control-request-headers': custom.join(','), [TEST_IP_HEADER]: ip } })
+    const answer = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin: host.browserOrigin!, 'access-control-request-method': init.method ?? 'GET', 'access-control-request-headers': custom.join(','), [TEST_IP_HEADER]: ip },
+    })
     expect(answer.status, `preflight of ${init.method} ${url}: ${await answer.text()}`).toBeOneOf([200, 204])
     const allowed = (answer.headers.get('access-control-allow-headers') ?? '').toLowerCase()
     for (const name of custom) expect(allowed === '*' || allowed.split(/,\s*/).includes(name), `preflight of ${url} allows ${name}: ${allowed}`).toBe(true)
   }
 
   // 1. The unauthenticated call and its challenge.
-  const first = await send(stack.mcpUrl.href, { method: 'POST', headers: mcpHeaders(host), body: JSON.stringify(initialize(host)) })
+  const first = await send(stack.mcpUrl.href, { method: 'POST', headers: mcpHeaders(), body: JSON.stringify(initialize(host)) })
   expect(first.status).toBe(401)
   const challenge = first.headers.get('www-authenticate') ?? ''
   const named = /resource_metadata="([^"]+)"/.exec(challenge)?.[1]
@@ -125,7 +134,11 @@ export async function replay(stack: McpStack, human: TestAccount, host: HostSpec
   let registered: Record<string, unknown> | undefined
   let signingKey: CryptoKey | undefined
   if (host.registration) {
-    const answer = await send(as.registration_endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(host.registration(stack.origin)) })
+    const answer = await send(as.registration_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(host.registration(stack.origin)),
+    })
     const text = await answer.text()
     expect(answer.status, `registration: ${text}`).toBe(201)
     registered = JSON.parse(text)
@@ -193,25 +206,51 @@ export async function replay(stack: McpStack, human: TestAccount, host: HostSpec
   const initialized = await rpc(send, stack, host, initialize(host), auth)
   expect(initialized.result?.serverInfo?.name, JSON.stringify(initialized)).toBe('linkservice')
   const negotiated = String(initialized.result.protocolVersion)
-  await send(stack.mcpUrl.href, { method: 'POST', headers: { ...mcpHeaders(host, negotiated), ...auth }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+  await send(stack.mcpUrl.href, { method: 'POST', headers: { ...mcpHeaders(negotiated), ...auth }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
   const listed = await rpc(send, stack, host, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, auth, negotiated)
   const alias = `host-${crypto.randomUUID().slice(0, 8)}`
-  const called = await rpc(send, stack, host, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_link', arguments: { url: 'https://example.com/from-a-host', alias } } }, auth, negotiated)
+  const called = await rpc(
+    send,
+    stack,
+    host,
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_link', arguments: { url: 'https://example.com/from-a-host', alias } } },
+    auth,
+    negotiated,
+  )
   return { steps, clientId, registered, accessToken: tokens.access_token, tools: (listed.result?.tools ?? []).map((tool: { name: string }) => tool.name), toolResult: called.result ?? called, alias }
 }
 
-const initialize = (host: HostSpec) => ({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: host.protocolVersion, capabilities: {}, clientInfo: { name: 'replayed-host', version: '1' } } })
+const initialize = (host: HostSpec) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: host.protocolVersion, capabilities: {}, clientInfo: { name: 'replayed-host', version: '1' } },
+})
 
-function mcpHeaders(host: HostSpec, negotiated?: string): Record<string, string> {
+function mcpHeaders(negotiated?: string): Record<string, string> {
   return { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(negotiated && { 'mcp-protocol-version': negotiated }) }
 }
 
 /** One JSON-RPC request; the answer from a JSON body or an event stream. */
-async function rpc(send: (url: string, init?: RequestInit) => Promise<Response>, stack: McpStack, host: HostSpec, message: unknown, auth: Record<string, string>, negotiated?: string): Promise<Record<string, any>> {
-  const answer = await send(stack.mcpUrl.href, { method: 'POST', headers: { ...mcpHeaders(host, negotiated), ...auth }, body: JSON.stringify(message) })
+async function rpc(
+  send: (url: string, init?: RequestInit) => Promise<Response>,
+  stack: McpStack,
+  _host: HostSpec,
+  message: unknown,
+  auth: Record<string, string>,
+  negotiated?: string,
+): Promise<Record<string, any>> {
+  const answer = await send(stack.mcpUrl.href, { method: 'POST', headers: { ...mcpHeaders(negotiated), ...auth }, body: JSON.stringify(message) })
   const text = await answer.text()
   expect(answer.status, text).toBe(200)
-  const data = (answer.headers.get('content-type') ?? '').includes('text/event-stream') ? text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).filter(Boolean).at(-1)! : text
+  const data = (answer.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .filter(Boolean)
+        .at(-1)!
+    : text
   return JSON.parse(data)
 }
 

@@ -27,7 +27,10 @@ describe('the import-graph checks, on a tiny fake tree', () => {
 
   test('importCycles finds modules that import each other, directly or round a longer circle', () => {
     // account → links → account (through plans); stats → conversions → domains → stats; tags only imports.
-    expect(importCycles(tree, moduleOf)).toEqual([['account', 'links'], ['conversions', 'domains', 'stats']])
+    expect(importCycles(tree, moduleOf)).toEqual([
+      ['account', 'links'],
+      ['conversions', 'domains', 'stats'],
+    ])
     expect(importCycles(graph({ 'src/modules/a/x.ts': ['src/modules/b/y.ts'], 'src/modules/b/y.ts': [] }), moduleOf)).toEqual([])
   })
 

@@ -36,7 +36,10 @@ export function importGraph(dirs: string[], root = ROOT, tests = false): ImportG
   const graph: ImportGraph = new Map()
   for (const file of dirs.flatMap((dir) => sourceFiles(dir, root, tests))) {
     const specifiers = importsOf(readFileSync(join(root, file), 'utf8'))
-    graph.set(file, specifiers.map((s) => (s.startsWith('.') ? resolveRelative(root, file, s) : s)))
+    graph.set(
+      file,
+      specifiers.map((s) => (s.startsWith('.') ? resolveRelative(root, file, s) : s)),
+    )
   }
   return graph
 }

@@ -157,13 +157,7 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 }
 
 /** The browser opens the authorization URL (302 to the consent page) and the human approves there. */
-export async function humanConsents(
-  stack: McpStack,
-  provider: MemoryOAuthProvider,
-  human: TestAccount,
-  fetchAs: RecordingFetch,
-  approve: { scopes?: string[] } = {},
-): Promise<URLSearchParams> {
+export async function humanConsents(stack: McpStack, provider: MemoryOAuthProvider, human: TestAccount, fetchAs: RecordingFetch, approve: { scopes?: string[] } = {}): Promise<URLSearchParams> {
   const url = provider.authorizationUrl
   if (!url) throw new Error('the client never sent the browser to the authorization server')
   const opened = await fetchAs(url, { redirect: 'manual' })
@@ -195,11 +189,7 @@ export interface Connected {
  * to the authorization server; the human consents; finishAuth exchanges the code; the second connect
  * (on a fresh transport, as the SDK requires) goes through.
  */
-export async function connectWithConsent(
-  stack: McpStack,
-  human: TestAccount,
-  options: { scopes?: string[]; era?: 'legacy' | 'auto' } = {},
-): Promise<Connected> {
+export async function connectWithConsent(stack: McpStack, human: TestAccount, options: { scopes?: string[]; era?: 'legacy' | 'auto' } = {}): Promise<Connected> {
   const provider = new MemoryOAuthProvider()
   const fetchAs = asClient()
   const newClient = () => new Client({ name: 'test-host', version: '1.0.0' }, options.era === 'auto' ? { versionNegotiation: { mode: 'auto' } } : {})

@@ -86,10 +86,14 @@ export async function startStandby(primaryUrl: string): Promise<Standby> {
     url: withPort(primaryUrl, port),
     async caughtUp() {
       const lsn = (await onPrimary`select pg_current_wal_lsn()::text as lsn`)[0]!.lsn as string
-      await until(async () => {
-        const [row] = await admin`select coalesce(pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn, false) as done`
-        return row!.done === true
-      }, () => `the standby replaying up to ${lsn}\n${logTail()}`, START_SECONDS * 1000)
+      await until(
+        async () => {
+          const [row] = await admin`select coalesce(pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn, false) as done`
+          return row!.done === true
+        },
+        () => `the standby replaying up to ${lsn}\n${logTail()}`,
+        START_SECONDS * 1000,
+      )
     },
     async pauseReplay() {
       await admin`select pg_wal_replay_pause()`
@@ -113,6 +117,10 @@ export async function startStandby(primaryUrl: string): Promise<Standby> {
       }
     },
   }
-  await until(async () => (await admin`select pg_is_in_recovery() as standby`.catch(() => [{ standby: false }]))[0]!.standby === true, () => `the standby answering\n${logTail()}`, START_SECONDS * 1000)
+  await until(
+    async () => (await admin`select pg_is_in_recovery() as standby`.catch(() => [{ standby: false }]))[0]!.standby === true,
+    () => `the standby answering\n${logTail()}`,
+    START_SECONDS * 1000,
+  )
   return standby
 }

@@ -131,7 +131,10 @@ export async function startRedisSentinel(dir: string): Promise<SentinelTopology>
         '',
       ].join('\n'),
     )
-    nodes.push({ port: sentinelPort, proc: Bun.spawn([redisServerBinary!, config, '--sentinel', '--port', String(sentinelPort), '--bind', '127.0.0.1', '--dir', dir], { stdout: 'ignore', stderr: 'ignore' }) })
+    nodes.push({
+      port: sentinelPort,
+      proc: Bun.spawn([redisServerBinary!, config, '--sentinel', '--port', String(sentinelPort), '--bind', '127.0.0.1', '--dir', dir], { stdout: 'ignore', stderr: 'ignore' }),
+    })
     const currentPrimary = async () => Number((await cli(sentinelPort, 'SENTINEL', 'get-master-addr-by-name', 'linkservice')).trim().split('\n')[1])
     await waitFor('the sentinel watching the primary', async () => (await currentPrimary()) === primaryPort)
     // Until the sentinel has found the replica it has nothing to promote.

@@ -93,7 +93,7 @@ export function startDohStandIn(): DohStandIn {
       if (known === 'nxdomain') response.header.rcode = Packet.RCODE.NXDOMAIN
       else if (known === 'servfail') response.header.rcode = Packet.RCODE.SERVFAIL
       else {
-        const addresses = type === 'A' ? known.a ?? [] : type === 'AAAA' ? known.aaaa ?? [] : []
+        const addresses = type === 'A' ? (known.a ?? []) : type === 'AAAA' ? (known.aaaa ?? []) : []
         for (const address of addresses) {
           const record = { name: question.name, type: question.type, class: Packet.CLASS.IN, ttl: 60, address }
           response.answers.push(record as unknown as (typeof response.answers)[number])

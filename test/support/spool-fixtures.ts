@@ -23,11 +23,19 @@ export function openSpool(overrides: Partial<SpoolLogOptions<string>> = {}) {
   const frames: number[] = []
   const dir = overrides.dir ?? mkdtempSync(join(tmpdir(), 'spool-'))
   const log = new SpoolLog<string>({
-    kind: LINES, batchSize: 1000, flushIntervalMs: 60_000, maxBytes: 1 << 20, fsync: false, keepEvents: true,
-    encode: (rows) => (frames.push(rows.length), lines(rows)), log: (l) => said.push(l), words: WORDS, ...overrides, dir,
+    kind: LINES,
+    batchSize: 1000,
+    flushIntervalMs: 60_000,
+    maxBytes: 1 << 20,
+    fsync: false,
+    keepEvents: true,
+    encode: (rows) => (frames.push(rows.length), lines(rows)),
+    log: (l) => said.push(l),
+    words: WORDS,
+    ...overrides,
+    dir,
     onSeal: (s) => (sealed.push(s), overrides.onSeal?.(s)),
   })
   const leftovers = log.open()
   return { log, dir, sealed, said, frames, leftovers }
 }
-

@@ -187,12 +187,7 @@ export async function clicksOf(client: ClickHouseClient, alias: string, domain?:
  * Runs `probe` every `everyMs` (50) until `done` holds for its value; returns that value and how long it
  * took (ms). Throws once `timeoutMs` have passed, with `what` and the last value.
  */
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs: number,
-  options: { what?: string; everyMs?: number } = {},
-): Promise<{ value: T; ms: number }> {
+export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, options: { what?: string; everyMs?: number } = {}): Promise<{ value: T; ms: number }> {
   const started = performance.now()
   for (;;) {
     const value = await probe()

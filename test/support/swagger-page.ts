@@ -74,15 +74,15 @@ export async function close(block: Locator): Promise<void> {
 
 /** Presses Execute as the form is, waits for the answer on the network and in the page. */
 export async function execute(page: Page, op: Operation, block: Locator): Promise<Executed> {
-  const answered = page.waitForResponse(
-    (r: Response) => r.request().method().toLowerCase() === op.method && matches(op.path, new URL(r.url()).pathname),
-    { timeout: RESPONSE_TIMEOUT_MS },
-  )
+  const answered = page.waitForResponse((r: Response) => r.request().method().toLowerCase() === op.method && matches(op.path, new URL(r.url()).pathname), { timeout: RESPONSE_TIMEOUT_MS })
   await block.locator('button.execute').click()
   const response = await answered
   const status = response.status()
   // The page shows the answer it got (the live response row with its status).
-  await block.locator('.live-responses-table tr.response .response-col_status', { hasText: String(status) }).first().waitFor({ timeout: RESPONSE_TIMEOUT_MS })
+  await block
+    .locator('.live-responses-table tr.response .response-col_status', { hasText: String(status) })
+    .first()
+    .waitFor({ timeout: RESPONSE_TIMEOUT_MS })
   return {
     status,
     url: new URL(response.url()),

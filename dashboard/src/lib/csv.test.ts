@@ -13,7 +13,10 @@ describe('CSV (RFC 4180)', () => {
   })
 
   test('what toCsv writes parses back to the same rows', () => {
-    const rows = [['a,b', 'c"d', 'e\r\nf', ''], ['plain', 'x', 'y', 'z']]
+    const rows = [
+      ['a,b', 'c"d', 'e\r\nf', ''],
+      ['plain', 'x', 'y', 'z'],
+    ]
     expect(parseCsv(toCsv(rows))).toEqual(rows)
   })
 
@@ -37,7 +40,10 @@ describe('import rows', () => {
   })
 
   test('an exported file imports as it was, formula guard included', () => {
-    const exported = toCsv([['url', 'alias'], ['https://example.com/a', '-spring']])
+    const exported = toCsv([
+      ['url', 'alias'],
+      ['https://example.com/a', '-spring'],
+    ])
     expect(exported).toContain("'-spring")
     expect(importRows(exported)).toEqual([{ line: 2, url: 'https://example.com/a', alias: '-spring' }])
   })

@@ -46,8 +46,8 @@ export function AccountPage() {
         <dd>{status.plan === 'pro' ? 'Pro' : 'Free'}</dd>
         <dt>Links this month</dt>
         <dd>
-          <meter min={0} max={usage.links_per_month} value={usage.links_this_month} aria-label="Links used this month" />{' '}
-          {usage.links_this_month.toLocaleString()} of {usage.links_per_month.toLocaleString()} ({usage.links_remaining.toLocaleString()} left, renews {formatDate(usage.period_resets_at)})
+          <meter min={0} max={usage.links_per_month} value={usage.links_this_month} aria-label="Links used this month" /> {usage.links_this_month.toLocaleString()} of{' '}
+          {usage.links_per_month.toLocaleString()} ({usage.links_remaining.toLocaleString()} left, renews {formatDate(usage.period_resets_at)})
         </dd>
         <dt>Requests</dt>
         <dd>{usage.requests_per_minute} a minute for each API key and for this sign-in</dd>

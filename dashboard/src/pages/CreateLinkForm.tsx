@@ -27,7 +27,13 @@ export function CreateLinkForm({ onCreated }: { onCreated: () => void }) {
   useEffect(() => {
     api
       .GET('/api/v1/domains')
-      .then((result) => setDomains(must(result).data.domains.filter((d) => d.verified).map((d) => d.hostname)))
+      .then((result) =>
+        setDomains(
+          must(result)
+            .data.domains.filter((d) => d.verified)
+            .map((d) => d.hostname),
+        ),
+      )
       // Without its custom domains the form still offers the default one.
       .catch(() => setDomains([]))
   }, [])

@@ -57,7 +57,9 @@ export function DomainsPage() {
         )}
         <ErrorNotice error={error} />
         {domains === null ? (
-          error ? null : <Loading what="domains" />
+          error ? null : (
+            <Loading what="domains" />
+          )
         ) : domains.length === 0 ? (
           <p class="empty">No custom domains yet. Links use the service's default domain until you add one.</p>
         ) : (

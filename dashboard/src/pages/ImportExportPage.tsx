@@ -73,7 +73,12 @@ function ImportPanel() {
         const batch = rows.slice(at, at + BATCH)
         setStatus(`Importing rows ${at + 1}–${at + batch.length} of ${rows.length}…`)
         const links = batch.map(({ line: _line, ...fields }) => fields)
-        const { data } = must(await withRateLimit(() => api.POST('/api/v1/links/bulk', { body: { links } }), (s) => setStatus(`Waiting ${s} s for the request limit…`)))
+        const { data } = must(
+          await withRateLimit(
+            () => api.POST('/api/v1/links/bulk', { body: { links } }),
+            (s) => setStatus(`Waiting ${s} s for the request limit…`),
+          ),
+        )
         if (!('results' in data)) throw new Error('The import was held for approval.')
         for (const result of data.results as Array<Record<string, unknown>>) {
           const row = batch[Number(result.index)]!

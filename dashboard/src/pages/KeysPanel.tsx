@@ -38,13 +38,13 @@ export function KeysPanel() {
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
       <p>Programs call the API with a key. Give each program its own, held to the scopes it needs, so you can revoke one without the others.</p>
-      <CreateKeyForm onCreated={(key) => {
+      <CreateKeyForm
+        onCreated={(key) => {
           setCreated(key)
           load()
-        }} />
-      {created && (
-        <ShownOnce title={`Your new key “${created.name}”`} secret={created.key} copyLabel="Copy the new key" onDone={() => setCreated(null)} />
-      )}
+        }}
+      />
+      {created && <ShownOnce title={`Your new key “${created.name}”`} secret={created.key} copyLabel="Copy the new key" onDone={() => setCreated(null)} />}
       <ErrorNotice error={error} />
       {keys === null ? !error && <Loading what="your keys" /> : keys.length === 0 ? <p class="empty">No key: create one above.</p> : <KeyTable keys={keys} onRevoke={setDoomed} />}
       <ConfirmDialog open={doomed !== null} title="Revoke this key?" confirm="Revoke key" onConfirm={() => doomed && revoke(doomed)} onCancel={() => setDoomed(null)}>
@@ -80,7 +80,13 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: { name: string; key: st
         <label for="key-name">Key name</label>
         <input id="key-name" required maxLength={64} placeholder="CI deploys" value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </div>
-      <Choices legend="Scopes" hint="None ticked: full access, including managing keys and Agents." options={operator ? { ...GRANTABLE_SCOPES, ...ADMIN_CHOICE } : GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} />
+      <Choices
+        legend="Scopes"
+        hint="None ticked: full access, including managing keys and Agents."
+        options={operator ? { ...GRANTABLE_SCOPES, ...ADMIN_CHOICE } : GRANTABLE_SCOPES}
+        chosen={scopes}
+        onChange={setScopes}
+      />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create key'}

@@ -54,10 +54,14 @@ export function LinkStats({ alias, domain, onRefresh }: { alias: string; domain:
             </label>
           ))}
         </fieldset>
-        <button type="button" onClick={() => {
+        <button
+          type="button"
+          onClick={() => {
             setReload((n) => n + 1)
             onRefresh()
-          }} disabled={busy}>
+          }}
+          disabled={busy}
+        >
           Refresh statistics
         </button>
       </div>

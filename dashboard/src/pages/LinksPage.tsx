@@ -70,10 +70,12 @@ export function LinksPage() {
   return (
     <>
       <h1>Links</h1>
-      <CreateLinkForm onCreated={() => {
+      <CreateLinkForm
+        onCreated={() => {
           setCursors([null])
           setReload((n) => n + 1)
-        }} />
+        }}
+      />
       <section aria-labelledby="list-title">
         <h2 id="list-title">Your links</h2>
         <div class="toolbar">
@@ -84,7 +86,13 @@ export function LinksPage() {
           {page && <span aria-live="polite">{page.total.toLocaleString()} links</span>}
         </div>
         <ErrorNotice error={error} />
-        {!page ? <Loading what="links" /> : page.links.length === 0 ? <p class="empty">{query ? 'No link matches this search.' : filters.tag || filters.domain ? 'No link matches these filters.' : 'No links yet: create your first one above.'}</p> : <LinkTable links={page.links} onDelete={setDoomed} tags={{ all: tags ?? [], of: linkTags.tagsOf, update: linkTags.update }} />}
+        {!page ? (
+          <Loading what="links" />
+        ) : page.links.length === 0 ? (
+          <p class="empty">{query ? 'No link matches this search.' : filters.tag || filters.domain ? 'No link matches these filters.' : 'No links yet: create your first one above.'}</p>
+        ) : (
+          <LinkTable links={page.links} onDelete={setDoomed} tags={{ all: tags ?? [], of: linkTags.tagsOf, update: linkTags.update }} />
+        )}
         <nav class="pager" aria-label="Pages of links">
           <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
             Previous page
@@ -142,7 +150,9 @@ function LinkTable({ links, onDelete, tags }: { links: LinkRecord[]; onDelete: (
               <td class="num">{(link.clicks ?? 0).toLocaleString()}</td>
               <td class="row-actions">
                 <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
-                <Link class="button small" href={linkPagePath(link.domain, link.alias)} aria-label={`Statistics of ${link.short_url}`}>Statistics</Link>
+                <Link class="button small" href={linkPagePath(link.domain, link.alias)} aria-label={`Statistics of ${link.short_url}`}>
+                  Statistics
+                </Link>
                 <button type="button" class="small danger" aria-label={`Delete ${link.short_url}`} onClick={() => onDelete(link)}>
                   Delete
                 </button>

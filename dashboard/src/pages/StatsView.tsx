@@ -20,8 +20,7 @@ type Breakdown = { title: string; column: string; rows: Array<[string, number]> 
 
 /** The API's top-10 lists; an empty key means the click did not say (no referrer: a direct visit). */
 function breakdowns(stats: StatsData): Breakdown[] {
-  const rows = <T extends { clicks: number }>(list: T[], key: (item: T) => string, empty = 'Unknown'): Array<[string, number]> =>
-    list.map((item) => [key(item) || empty, item.clicks])
+  const rows = <T extends { clicks: number }>(list: T[], key: (item: T) => string, empty = 'Unknown'): Array<[string, number]> => list.map((item) => [key(item) || empty, item.clicks])
   return [
     { title: 'Countries', column: 'Country', rows: rows(stats.countries, (c) => c.country) },
     { title: 'Referrers', column: 'Referrer', rows: rows(stats.referrers, (r) => r.referrer, 'Direct (no referrer)') },
@@ -35,10 +34,7 @@ export function StatsView({ people, everyone, periodLabel }: { people: StatsData
   const format = new Intl.DateTimeFormat(undefined, BUCKET_FORMAT[people.bucket] ?? BUCKET_FORMAT.day)
   const words = BUCKET_WORD[people.bucket] ?? BUCKET_WORD.day!
   // Memoised so the chart is redrawn only when the figures change, not on every render.
-  const series = useMemo(
-    () => ({ labels: people.timeseries.map((b) => format.format(new Date(b.date))), values: people.timeseries.map((b) => b.clicks) }),
-    [people],
-  )
+  const series = useMemo(() => ({ labels: people.timeseries.map((b) => format.format(new Date(b.date))), values: people.timeseries.map((b) => b.clicks) }), [people])
   const bots = Math.max(0, everyone.total_clicks - people.total_clicks)
   return (
     <>
@@ -66,9 +62,7 @@ export function StatsView({ people, everyone, periodLabel }: { people: StatsData
         ))}
       </div>
       <h3>Bots</h3>
-      <p>
-        {bots === 0 ? 'No clicks by bots or crawlers' : `${bots.toLocaleString()} ${bots === 1 ? 'click' : 'clicks'} by bots and crawlers`} in this period, not counted in the figures above.
-      </p>
+      <p>{bots === 0 ? 'No clicks by bots or crawlers' : `${bots.toLocaleString()} ${bots === 1 ? 'click' : 'clicks'} by bots and crawlers`} in this period, not counted in the figures above.</p>
       <Conversions stats={people} />
     </>
   )
@@ -91,8 +85,12 @@ function Conversions({ stats }: { stats: StatsData }) {
             <thead>
               <tr>
                 <th scope="col">Type</th>
-                <th scope="col" class="num">Count</th>
-                <th scope="col" class="num">Value</th>
+                <th scope="col" class="num">
+                  Count
+                </th>
+                <th scope="col" class="num">
+                  Value
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -114,9 +112,15 @@ function Conversions({ stats }: { stats: StatsData }) {
             <thead>
               <tr>
                 <th scope="col">Currency</th>
-                <th scope="col" class="num">Gross</th>
-                <th scope="col" class="num">Refunds</th>
-                <th scope="col" class="num">Net</th>
+                <th scope="col" class="num">
+                  Gross
+                </th>
+                <th scope="col" class="num">
+                  Refunds
+                </th>
+                <th scope="col" class="num">
+                  Net
+                </th>
               </tr>
             </thead>
             <tbody>

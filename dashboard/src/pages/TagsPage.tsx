@@ -34,14 +34,14 @@ export function TagsPage() {
         <h2 id="tags-title">Your tags</h2>
         <ErrorNotice error={loadError ?? error} />
         {tags === null ? (
-          loadError ? null : <Loading what="tags" />
+          loadError ? null : (
+            <Loading what="tags" />
+          )
         ) : tags.length === 0 ? (
           <p class="empty">No tags yet: create one above, then assign it to links from the links table.</p>
         ) : (
           <>
-            <p class="muted">
-              {limit === null ? `${tags.length} tags.` : `${tags.length} of ${limit} tags used.`}
-            </p>
+            <p class="muted">{limit === null ? `${tags.length} tags.` : `${tags.length} of ${limit} tags used.`}</p>
             <TagList tags={tags} onDelete={setDoomed} />
           </>
         )}

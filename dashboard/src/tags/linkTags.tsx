@@ -114,9 +114,11 @@ function TagMenu({ link, assigned, allTags, onChange }: { link: LinkRecord; assi
       {open && (
         <fieldset id={panelId} class="tag-menu-panel" aria-busy={pending.size > 0}>
           <legend>Tags of {link.short_url.replace(/^https?:\/\//, '')}</legend>
-          {allTags.length === 0 && <p class="muted">
+          {allTags.length === 0 && (
+            <p class="muted">
               No tags yet: create them on the <Link href={`${BASE}/tags`}>Tags page</Link>.
-            </p>}
+            </p>
+          )}
           {allTags.map((tag) => (
             <label key={tag.id} class="check">
               <input

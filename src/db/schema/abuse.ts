@@ -16,14 +16,18 @@ export const reports = pgTable(
   'reports',
   {
     id: text('id').primaryKey(),
-    linkId: text('link_id').notNull().references(() => links.id, { onDelete: 'cascade' }),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => links.id, { onDelete: 'cascade' }),
     reporterHash: text('reporter_hash').notNull(),
     networkHash: text('network_hash').notNull(),
     reason: text('reason', { enum: REPORT_REASONS }).notNull(),
     details: text('details'),
     email: text('email'),
     /** open until an operator dismisses it or acts on its link. */
-    status: text('status', { enum: ['open', 'closed'] }).notNull().default('open'),
+    status: text('status', { enum: ['open', 'closed'] })
+      .notNull()
+      .default('open'),
     /** What closed it: dismissed, or the action taken on the link (flag, disable, restore). */
     resolution: text('resolution'),
     closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),

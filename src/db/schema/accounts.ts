@@ -35,7 +35,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     keyHash: text('key_hash').notNull().unique(),
     start: text('start').notNull(),
     // The default names the keys made before names existed, and any a process of the previous
@@ -57,7 +59,9 @@ export const emailVerifications = pgTable(
   'email_verifications',
   {
     id: text('id').primaryKey(),
-    guestId: text('guest_id').notNull().references(() => guestSessions.id, { onDelete: 'cascade' }),
+    guestId: text('guest_id')
+      .notNull()
+      .references(() => guestSessions.id, { onDelete: 'cascade' }),
     email: text('email').notNull(),
     codeHash: text('code_hash').notNull(),
     attempts: integer('attempts').notNull().default(0),
@@ -73,12 +77,16 @@ export const checkouts = pgTable(
   'checkouts',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     provider: text('provider').notNull(),
     interval: text('interval').notNull(),
     /** Price as shown to the buyer, e.g. "9.00 USD". */
     price: text('price').notNull(),
-    status: text('status', { enum: ['pending', 'paid', 'expired'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'paid', 'expired'] })
+      .notNull()
+      .default('pending'),
     /** The provider's id for the session (Stripe Checkout Session id), for its webhook. */
     providerRef: text('provider_ref'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

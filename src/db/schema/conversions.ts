@@ -15,8 +15,12 @@ export const conversions = pgTable(
   'conversions',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-    linkId: text('link_id').notNull().references(() => links.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => links.id, { onDelete: 'cascade' }),
     clickId: text('click_id').notNull(),
     conversionType: text('conversion_type').notNull(),
     value: numeric('value', { precision: 24, scale: 6 }),
@@ -30,9 +34,7 @@ export const conversions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('conversions_account_type_order_key')
-      .on(t.accountId, t.conversionType, t.externalOrderId)
-      .where(sql`${t.externalOrderId} is not null`),
+    uniqueIndex('conversions_account_type_order_key').on(t.accountId, t.conversionType, t.externalOrderId).where(sql`${t.externalOrderId} is not null`),
     uniqueIndex('conversions_account_event_key').on(t.accountId, t.eventId).where(sql`${t.eventId} is not null`),
     index('conversions_link_idx').on(t.linkId, t.occurredAt),
     // The per-click cap counts a click's conversions of one type (CONVERSIONS_PER_CLICK).

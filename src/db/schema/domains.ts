@@ -10,7 +10,9 @@ export const domains = pgTable(
   'domains',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     hostname: text('hostname').notNull().unique(),
     verificationToken: text('verification_token').notNull(),
     verifiedAt: timestamp('verified_at', { withTimezone: true, mode: 'date' }),

@@ -92,7 +92,9 @@ export type LinkRow = typeof links.$inferSelect
 export const accountLinkMonths = pgTable(
   'account_link_months',
   {
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     /** The month's first day, e.g. "2026-11-01". */
     month: date('month', { mode: 'string' }).notNull(),
     links: integer('links').notNull(),

@@ -8,23 +8,27 @@ import { accounts } from './accounts'
  * exactly at authorization. Clients named by a Client ID Metadata Document (an https client_id) are not
  * stored here: their document is fetched and cached.
  */
-export const oauthClients = pgTable('oauth_clients', {
-  id: text('id').primaryKey(),
-  clientName: text('client_name'),
-  redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
-  grantTypes: jsonb('grant_types').$type<string[]>().notNull(),
-  scope: text('scope'),
-  clientUri: text('client_uri'),
-  logoUri: text('logo_uri'),
-  softwareId: text('software_id'),
-  softwareVersion: text('software_version'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  /**
-   * When it first obtained a token. A client still without one 24 h after registering is unused: it is
-   * refused, and deleted by the sweep (modules/oauth/unused-clients.ts).
-   */
-  firstTokenAt: timestamp('first_token_at', { withTimezone: true, mode: 'date' }),
-}, (t) => [index('oauth_clients_unused_idx').on(t.createdAt).where(sql`${t.firstTokenAt} is null`)])
+export const oauthClients = pgTable(
+  'oauth_clients',
+  {
+    id: text('id').primaryKey(),
+    clientName: text('client_name'),
+    redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+    grantTypes: jsonb('grant_types').$type<string[]>().notNull(),
+    scope: text('scope'),
+    clientUri: text('client_uri'),
+    logoUri: text('logo_uri'),
+    softwareId: text('software_id'),
+    softwareVersion: text('software_version'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /**
+     * When it first obtained a token. A client still without one 24 h after registering is unused: it is
+     * refused, and deleted by the sweep (modules/oauth/unused-clients.ts).
+     */
+    firstTokenAt: timestamp('first_token_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('oauth_clients_unused_idx').on(t.createdAt).where(sql`${t.firstTokenAt} is null`)],
+)
 
 export const AGENT_STATUSES = ['active', 'killed'] as const
 export type AgentStatus = (typeof AGENT_STATUSES)[number]
@@ -38,7 +42,9 @@ export const agents = pgTable(
   'agents',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     scopes: jsonb('scopes').$type<string[]>().notNull(),
     policy: jsonb('policy').$type<{ require_approval: string[] }>().notNull(),
@@ -49,10 +55,7 @@ export const agents = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     killedAt: timestamp('killed_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [
-    index('agents_account_idx').on(t.accountId),
-    uniqueIndex('agents_account_client_unique').on(t.accountId, t.clientId).where(sql`${t.clientId} is not null`),
-  ],
+  (t) => [index('agents_account_idx').on(t.accountId), uniqueIndex('agents_account_client_unique').on(t.accountId, t.clientId).where(sql`${t.clientId} is not null`)],
 )
 
 export const OAUTH_REQUEST_STATUSES = ['pending', 'approved', 'denied'] as const
@@ -85,8 +88,12 @@ export const oauthCodes = pgTable('oauth_codes', {
   codeHash: text('code_hash').primaryKey(),
   requestId: text('request_id').notNull(),
   clientId: text('client_id').notNull(),
-  accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-  agentId: text('agent_id').notNull().references(() => agents.id, { onDelete: 'cascade' }),
+  accountId: text('account_id')
+    .notNull()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  agentId: text('agent_id')
+    .notNull()
+    .references(() => agents.id, { onDelete: 'cascade' }),
   redirectUri: text('redirect_uri').notNull(),
   codeChallenge: text('code_challenge').notNull(),
   resource: text('resource').notNull(),
@@ -110,8 +117,12 @@ export const oauthTokens = pgTable(
     tokenHash: text('token_hash').notNull().unique(),
     kind: text('kind', { enum: OAUTH_TOKEN_KINDS }).notNull(),
     familyId: text('family_id').notNull(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-    agentId: text('agent_id').notNull().references(() => agents.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
     /** The OAuth client it was issued to; null for a token the human minted for an Agent directly. */
     clientId: text('client_id'),
     scopes: jsonb('scopes').$type<string[]>().notNull(),
@@ -135,7 +146,9 @@ export const humanSessions = pgTable(
   {
     id: text('id').primaryKey(),
     tokenHash: text('token_hash').notNull().unique(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     /** How the human signed in: email-code | github | google. */
     method: text('method').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -150,7 +163,9 @@ export const signInCodes = pgTable(
   'sign_in_codes',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     codeHash: text('code_hash').notNull(),
     attempts: integer('attempts').notNull().default(0),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -172,8 +187,12 @@ export const agentApprovals = pgTable(
   'agent_approvals',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
-    agentId: text('agent_id').notNull().references(() => agents.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
     operation: text('operation').notNull(),
     /** The scopes the route needs: checked again, against the Agent's, when it runs. */
     scopes: jsonb('scopes').$type<string[]>().notNull(),

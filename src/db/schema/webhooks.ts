@@ -35,7 +35,9 @@ export const webhooks = pgTable(
   'webhooks',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     url: text('url').notNull(),
     /** Event types it receives, or `*` for every one. */
     events: text('events').array().notNull(),
@@ -63,7 +65,9 @@ export const webhookEvents = pgTable(
   'webhook_events',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     type: text('type').notNull(),
     body: text('body').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -80,8 +84,12 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: text('id').primaryKey(),
-    webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
-    eventId: text('event_id').notNull().references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    eventId: text('event_id')
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
     attempt: integer('attempt').notNull().default(0),
     status: text('status', { enum: DELIVERY_STATUSES }).notNull().default('pending'),
     responseStatus: integer('response_status'),

@@ -81,7 +81,17 @@ describe('every write path refuses a listed or banned destination', () => {
     const rule = await call(app, 'PUT', `/api/v1/links/${alias}/routing`, { token: account.key, body: { rules: [{ url: REFUSED[1], when: { device: ['ios'] } }] } })
     expectBlocked(rule, 'a rule')
     expect(rule.body.hint).toContain('body.rules.0.url')
-    const variant = await call(app, 'PUT', `/api/v1/links/${alias}/routing`, { token: account.key, body: { ab: { variants: [{ url: 'https://example.com/a', weight: 50 }, { url: REFUSED[4], weight: 50 }] } } })
+    const variant = await call(app, 'PUT', `/api/v1/links/${alias}/routing`, {
+      token: account.key,
+      body: {
+        ab: {
+          variants: [
+            { url: 'https://example.com/a', weight: 50 },
+            { url: REFUSED[4], weight: 50 },
+          ],
+        },
+      },
+    })
     expectBlocked(variant, 'a variant')
   })
 
@@ -136,7 +146,7 @@ describe('stored links follow the lists', () => {
 })
 
 describe('/metrics', () => {
-  test('blocked creations by code, each list\'s entries and age, links moved to a state', async () => {
+  test("blocked creations by code, each list's entries and age, links moved to a state", async () => {
     const account = await newAccount(api.deps.db)
     expectBlocked(await call(app, 'POST', '/api/v1/shorten', { token: account.key, body: { url: REFUSED[0] } }), 'a blocked creation')
     const scrape = await call(app, 'GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })

@@ -55,7 +55,7 @@ describe('BLOCKLIST_* and ALLOWLIST_HOSTS', () => {
 })
 
 describe('ADMIN_EMAILS and REPORTS_TO_FLAG', () => {
-  test('operators\' addresses lower-cased; no operator unless set', () => {
+  test("operators' addresses lower-cased; no operator unless set", () => {
     expect(parseConfig({}).adminEmails).toEqual([])
     expect(parseConfig({ ADMIN_EMAILS: 'Ops@Example.com, security@example.org' }).adminEmails).toEqual(['ops@example.com', 'security@example.org'])
     expect(() => parseConfig({ ADMIN_EMAILS: 'ops@example.com,not-an-address' })).toThrow('configuration: ADMIN_EMAILS must be comma-separated e-mail addresses, got "not-an-address"')

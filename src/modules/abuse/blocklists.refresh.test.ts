@@ -78,7 +78,10 @@ describe('a list URL', () => {
     expect(blocked(blocklists, 'https://evil.example/')).toBe(true)
     expect(changes).toEqual([{ kind: 'rescan', reason: 'start' }])
     await blocklists.refresh()
-    expect(served.requests).toEqual([{ ifNoneMatch: null, ifModifiedSince: null }, { ifNoneMatch: '"v1"', ifModifiedSince: null }])
+    expect(served.requests).toEqual([
+      { ifNoneMatch: null, ifModifiedSince: null },
+      { ifNoneMatch: '"v1"', ifModifiedSince: null },
+    ])
     expect(blocked(blocklists, 'https://evil.example/')).toBe(true)
     const [status] = blocklists.status().sources
     expect(status).toMatchObject({ loads: 1, notModified: 1, failures: 0, hosts: 1, lastLoadedAt: 1_000_000, lastConfirmedAt: 1_060_000 })
@@ -163,7 +166,10 @@ describe('the schedule', () => {
     Object.assign(served, { body: 'evil.example\n', etag: '"v1"' })
     const { blocklists } = make({ urls: [listUrl], refreshMs: 50 })
     await blocklists.start()
-    await until(() => served.requests.length >= 3, () => `requests: ${served.requests.length}`)
+    await until(
+      () => served.requests.length >= 3,
+      () => `requests: ${served.requests.length}`,
+    )
     expect(served.requests.slice(1).every((r) => r.ifNoneMatch === '"v1"')).toBe(true)
   })
 

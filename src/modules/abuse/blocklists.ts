@@ -112,7 +112,20 @@ function shownUrl(text: string): string {
 
 function newSource(kind: 'file' | 'url', location: string): Source {
   const name = kind === 'file' ? `file:${location}` : `url:${shownUrl(location)}`
-  const status: SourceStatus = { name, format: undefined, hosts: 0, prefixes: 0, skippedLines: 0, loads: 0, notModified: 0, failures: 0, blocked: 0, lastLoadedAt: undefined, lastConfirmedAt: undefined, lastError: undefined }
+  const status: SourceStatus = {
+    name,
+    format: undefined,
+    hosts: 0,
+    prefixes: 0,
+    skippedLines: 0,
+    loads: 0,
+    notModified: 0,
+    failures: 0,
+    blocked: 0,
+    lastLoadedAt: undefined,
+    lastConfirmedAt: undefined,
+    lastError: undefined,
+  }
   return { status, kind, location, validators: {}, stamp: undefined }
 }
 
@@ -192,7 +205,15 @@ export function createBlocklists(config: { blocklists: BlocklistConfig }, deps: 
       if (stopped) return true
       snapshot = { allow: snapshot.allow, sources: snapshot.sources.map((old, i) => (i === index ? lists : old)) }
       body.accepted()
-      Object.assign(status, { format: summary.format, hosts: lists.hosts.size, prefixes: lists.prefixCount, skippedLines: summary.skipped, lastLoadedAt: now(), lastConfirmedAt: now(), lastError: undefined })
+      Object.assign(status, {
+        format: summary.format,
+        hosts: lists.hosts.size,
+        prefixes: lists.prefixCount,
+        skippedLines: summary.skipped,
+        lastLoadedAt: now(),
+        lastConfirmedAt: now(),
+        lastError: undefined,
+      })
       status.loads++
       const skipped = summary.skipped > 0 ? `, ${summary.skipped} lines skipped (the first is line ${summary.firstSkipped})` : ''
       const fresh = added === undefined ? '' : added === null ? `; over ${MAX_LISTED_CHANGES} new entries` : `; ${added.hosts.length + added.prefixes.length} new entries`

@@ -70,7 +70,10 @@ describe('with BLOCKLIST_ALLOW_HTTP_LOOPBACK', () => {
     expect(await text(loopback('/list'), { allowHttpLoopback: true })).toBe('evil.example\n')
     const resolve = async () => ['127.0.0.1']
     expect(await text(new URL(`http://lists.test:${server.port}/list`), { allowHttpLoopback: true, resolve })).toBe('evil.example\n')
-    expect(seen).toEqual([{ host: `127.0.0.1:${server.port}`, path: '/list' }, { host: `lists.test:${server.port}`, path: '/list' }])
+    expect(seen).toEqual([
+      { host: `127.0.0.1:${server.port}`, path: '/list' },
+      { host: `lists.test:${server.port}`, path: '/list' },
+    ])
   })
 
   test('http anywhere but loopback is still refused', async () => {

@@ -56,7 +56,14 @@ export async function fetchList(url: URL, options: ListFetchOptions): Promise<Li
   const headers: Record<string, string> = {}
   if (options.validators?.etag) headers['if-none-match'] = options.validators.etag
   if (options.validators?.lastModified) headers['if-modified-since'] = options.validators.lastModified
-  const request = { accept: 'text/plain, text/csv;q=0.9, */*;q=0.5', headers, allowHttpLoopback: options.allowHttpLoopback, timeoutMs: options.timeoutMs ?? LIST_FETCH_TIMEOUT_MS, resolve: options.resolve, signal: options.signal }
+  const request = {
+    accept: 'text/plain, text/csv;q=0.9, */*;q=0.5',
+    headers,
+    allowHttpLoopback: options.allowHttpLoopback,
+    timeoutMs: options.timeoutMs ?? LIST_FETCH_TIMEOUT_MS,
+    resolve: options.resolve,
+    signal: options.signal,
+  }
   let response: GuardedResponse
   try {
     response = await guardedFetch(url, request)

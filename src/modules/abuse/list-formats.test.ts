@@ -28,7 +28,9 @@ const HOSTS_FILE = [
   ':: v6blocked.example',
 ].join('\n')
 
-const URL_LIST = ['# phishing kits', 'https://evil.example/phish/', 'http://203.0.113.9:8080/bins/x.sh', 'kit.example/login/', 'https://frag.example/page#not-a-comment', 'whole-host.example'].join('\n')
+const URL_LIST = ['# phishing kits', 'https://evil.example/phish/', 'http://203.0.113.9:8080/bins/x.sh', 'kit.example/login/', 'https://frag.example/page#not-a-comment', 'whole-host.example'].join(
+  '\n',
+)
 
 // The shape of URLhaus's CSV dump: a banner of comments, the header inside the last one, quoted fields
 // (a field with commas in it), columns found by name.
@@ -52,7 +54,7 @@ describe('the formats', () => {
     expect(prefixes).toEqual([])
   })
 
-  test('hosts-file lines: every host after the address, the file\'s own names (localhost, broadcasthost, ip6-…) left out', async () => {
+  test("hosts-file lines: every host after the address, the file's own names (localhost, broadcasthost, ip6-…) left out", async () => {
     const { summary, hosts } = await parse(HOSTS_FILE)
     expect(summary.format).toBe('hosts-file')
     expect(summary.skipped).toBe(0)

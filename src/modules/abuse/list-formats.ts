@@ -156,7 +156,10 @@ export class ListParser {
   private firstSkipped: number | undefined
   private readonly slices: Slices
 
-  constructor(private readonly sink: ListSink, slices?: Slices) {
+  constructor(
+    private readonly sink: ListSink,
+    slices?: Slices,
+  ) {
     this.slices = slices ?? new Slices()
   }
 
@@ -233,7 +236,17 @@ export class ListParser {
   /** Picks the format the sample parses best in, then reads the sample in it. */
   private decide(): void {
     const header = this.firstLineHeader >= 0 ? this.firstLineHeader : this.commentHeader
-    const candidates: [ListFormat, number][] = header >= 0 ? [['csv', header], ['hosts-file', -1], ['urls', -1]] : [['hosts-file', -1], ['urls', -1]]
+    const candidates: [ListFormat, number][] =
+      header >= 0
+        ? [
+            ['csv', header],
+            ['hosts-file', -1],
+            ['urls', -1],
+          ]
+        : [
+            ['hosts-file', -1],
+            ['urls', -1],
+          ]
     const lines = this.sample.map(([, line]) => line)
     let best: [ListFormat, number] = ['urls', -1]
     let bestCount = 0

@@ -64,9 +64,20 @@ describe('matchKey: the path', () => {
 describe('matchKey reads the href as the getters would', () => {
   test('user-info, ports, IPv6 literals, queries and fragments', () => {
     const urls = [
-      'https://evil.example/', 'http://evil.example:8080/a/b?c=d#e', 'https://u:p%40ss@evil.example:444/x', 'https://paypal.com@evil.example/login',
-      'http://[2001:db8::1]:8080/p?q', 'http://user@[2001:db8::1]/', 'https://[::ffff:203.0.113.7]/', 'https://bücher.example/%7Ea?b#c?d',
-      'https://x.example/a?', 'https://x.example?q=1', 'https://x.example#frag', 'http://0x7f000001:80/', 'https://EVIL.example./%2e%2E/a', 'ftp://files.example/pub/',
+      'https://evil.example/',
+      'http://evil.example:8080/a/b?c=d#e',
+      'https://u:p%40ss@evil.example:444/x',
+      'https://paypal.com@evil.example/login',
+      'http://[2001:db8::1]:8080/p?q',
+      'http://user@[2001:db8::1]/',
+      'https://[::ffff:203.0.113.7]/',
+      'https://bücher.example/%7Ea?b#c?d',
+      'https://x.example/a?',
+      'https://x.example?q=1',
+      'https://x.example#frag',
+      'http://0x7f000001:80/',
+      'https://EVIL.example./%2e%2E/a',
+      'ftp://files.example/pub/',
     ]
     for (const text of urls) {
       const url = new URL(text)

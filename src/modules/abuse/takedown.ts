@@ -49,7 +49,12 @@ export async function takeDownListed(services: TakedownServices, change: Blockli
       candidates.push(...rows)
     }
     // Routing destinations are not in the host index: the routed links are checked whole.
-    candidates.push(...(await services.db.select(columns).from(links).where(and(takeable(), isNotNull(links.routing)))))
+    candidates.push(
+      ...(await services.db
+        .select(columns)
+        .from(links)
+        .where(and(takeable(), isNotNull(links.routing)))),
+    )
   } else {
     let after = ''
     for (;;) {

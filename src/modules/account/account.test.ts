@@ -99,7 +99,10 @@ describe('GET /api/v1/account/status with an API key', () => {
 
   test('401 for an unknown or revoked key', async () => {
     const { apiKey } = await signUp(app, sink)
-    await api.deps.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, hashSecret(apiKey)))
+    await api.deps.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.keyHash, hashSecret(apiKey)))
     const revoked = await call(app, 'GET', '/api/v1/account/status', { token: apiKey })
     expect(revoked.status, show(revoked)).toBe(401)
     expect(revoked.body.error, show(revoked)).toBe('UNAUTHORIZED')

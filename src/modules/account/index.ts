@@ -14,7 +14,8 @@ import { getNotifications, updateNotifications } from './notifications'
 import { accountStatus, accountStatusForKey } from './service'
 
 const NOTIFICATIONS_PATH = '/api/v1/account/notifications'
-const HUMAN = 'For the human only: the signed-in session (writes send X-CSRF-Token) or an API key without scopes; an at_ token gets 403 HUMAN_ONLY, a key restricted to scopes 403 FULL_ACCESS_REQUIRED.'
+const HUMAN =
+  'For the human only: the signed-in session (writes send X-CSRF-Token) or an API key without scopes; an at_ token gets 403 HUMAN_ONLY, a key restricted to scopes 403 FULL_ACCESS_REQUIRED.'
 
 export function accountModule(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.account' })

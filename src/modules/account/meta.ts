@@ -29,7 +29,10 @@ export function monthWindow(nowMs: number): { start: Date; next: Date } {
  * links): a few rows however many links, read inside the caller's transaction when it passes one.
  */
 async function countedLinks(db: Pick<Db, 'select'>, where: SQL | undefined): Promise<number> {
-  const [row] = await db.select({ n: sum(accountLinkMonths.links) }).from(accountLinkMonths).where(where)
+  const [row] = await db
+    .select({ n: sum(accountLinkMonths.links) })
+    .from(accountLinkMonths)
+    .where(where)
   return Number(row?.n ?? 0)
 }
 

@@ -42,7 +42,18 @@ export const AccountStatusResponse = t.Object(
             requests_remaining: FREE.requestsPerMinute - 3,
             requests_reset_at: '2026-01-14T12:01:00.000Z',
           },
-          features: { custom_alias: true, custom_domains: true, password_protection: true, custom_expiration: true, scheduled_activation: true, bulk: true, link_management: true, tags: true, analytics: false, conversions: false },
+          features: {
+            custom_alias: true,
+            custom_domains: true,
+            password_protection: true,
+            custom_expiration: true,
+            scheduled_activation: true,
+            bulk: true,
+            link_management: true,
+            tags: true,
+            analytics: false,
+            conversions: false,
+          },
         },
         meta: {
           account_type: 'free',
@@ -81,7 +92,7 @@ export const NotificationsResponse = t.Object(
 )
 
 export const NotificationsRequest = t.Object(
-  { approval_emails: t.Optional(t.Boolean({ description: "false: approvals are no longer mailed (they are still listed, and still webhook events); true: they are again" })) },
+  { approval_emails: t.Optional(t.Boolean({ description: 'false: approvals are no longer mailed (they are still listed, and still webhook events); true: they are again' })) },
   { description: 'Only the settings sent change', examples: [{ approval_emails: false }] },
 )
 

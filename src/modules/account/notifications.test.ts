@@ -53,7 +53,10 @@ describe('/api/v1/account/notifications', () => {
     const human = await newAccount(api.deps.db)
     const { token } = await agentToken(app, human, ['account:read'])
     const key = await call(app, 'POST', '/api/v1/account/keys', { token: human.key, body: { name: 'narrow', scopes: ['account:read'] } })
-    for (const [who, error] of [[token, 'HUMAN_ONLY'], [key.body.data.key, 'FULL_ACCESS_REQUIRED']] as const) {
+    for (const [who, error] of [
+      [token, 'HUMAN_ONLY'],
+      [key.body.data.key, 'FULL_ACCESS_REQUIRED'],
+    ] as const) {
       const res = await call(app, 'PATCH', PATH, { token: who, body: { approval_emails: false } })
       expect(res.status, show(res)).toBe(403)
       expect(res.body.error).toBe(error)

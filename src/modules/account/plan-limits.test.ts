@@ -94,7 +94,7 @@ describe('enforced and shown at the configured figure', () => {
     expect(agentStatuses).toEqual([200, 200, 200, 200, 200, 200, 200, 429])
   })
 
-  test('a signed-in session (the dashboard) gets SESSION_REQUESTS_PER_MINUTE = 11 when that is above its plan\'s 7; the keys of the same account keep 7', async () => {
+  test("a signed-in session (the dashboard) gets SESSION_REQUESTS_PER_MINUTE = 11 when that is above its plan's 7; the keys of the same account keep 7", async () => {
     const account = await newAccount(api.deps.db)
     const services = createServices(api.deps)
     const session = await createSession(services, account.id, 'email-code')

@@ -10,7 +10,6 @@ import { guestUsage } from '../guest/service'
 import { linksCreatedThisMonth, monthWindow } from './meta'
 import { DEFAULT_LINK_TTL_DAYS, PLAN_FEATURES, planLimitsView } from '../../lib/plans'
 
-
 /** What a guest session may do: only `url` on shorten, and account status. */
 const GUEST_FEATURES = {
   custom_alias: false,
@@ -91,11 +90,7 @@ function requestWindow(rateHeaders: Record<string, string>) {
   return { limit, remaining, used: Math.max(0, limit - remaining), resetAt: reset ? new Date(reset * 1000).toISOString() : null }
 }
 
-export async function accountUsage(
-  services: Pick<Services, 'db' | 'now' | 'config'>,
-  account: Pick<AccountView, 'id' | 'plan'>,
-  rateHeaders: Record<string, string>,
-) {
+export async function accountUsage(services: Pick<Services, 'db' | 'now' | 'config'>, account: Pick<AccountView, 'id' | 'plan'>, rateHeaders: Record<string, string>) {
   const quota = services.config.limits.plans[account.plan].linksPerMonth
   const [created, period] = [await linksCreatedThisMonth(services, account.id), monthWindow(services.now())]
   const window = requestWindow(rateHeaders)

@@ -41,7 +41,12 @@ export async function adminAccount(services: Pick<Services, 'db'>, id: string): 
 async function moveLinks(services: Services, accountId: string, where: { state: LinkState; reason?: string }, to: LinkState, reason: string | null): Promise<number> {
   const conditions = [eq(links.accountId, accountId), eq(links.state, where.state)]
   if (where.reason !== undefined) conditions.push(eq(links.stateReason, where.reason))
-  const ids = (await services.db.select({ id: links.id }).from(links).where(and(...conditions))).map((r) => r.id)
+  const ids = (
+    await services.db
+      .select({ id: links.id })
+      .from(links)
+      .where(and(...conditions))
+  ).map((r) => r.id)
   let moved = 0
   for (let at = 0; at < ids.length; at += BATCH) {
     const batch = ids.slice(at, at + BATCH)
@@ -73,16 +78,27 @@ export async function suspendAccount(services: Services, mailer: Mailer, operato
     const [row] = await tx.select({ suspendedAt: accounts.suspendedAt }).from(accounts).where(eq(accounts.id, id)).for('update')
     await lockFor(tx, 'apiKeyCreate', id)
     if (row && row.suspendedAt === null) await tx.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, id))
-    const keys = await tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.accountId, id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id })
-    const sessions = await tx.update(humanSessions).set({ revokedAt: now }).where(and(eq(humanSessions.accountId, id), isNull(humanSessions.revokedAt))).returning({ id: humanSessions.id })
-    const tokens = await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.accountId, id), isNull(oauthTokens.revokedAt))).returning({ id: oauthTokens.id })
+    const keys = await tx
+      .update(apiKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(apiKeys.accountId, id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id })
+    const sessions = await tx
+      .update(humanSessions)
+      .set({ revokedAt: now })
+      .where(and(eq(humanSessions.accountId, id), isNull(humanSessions.revokedAt)))
+      .returning({ id: humanSessions.id })
+    const tokens = await tx
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.accountId, id), isNull(oauthTokens.revokedAt)))
+      .returning({ id: oauthTokens.id })
     return { newly: row?.suspendedAt === null, keys: keys.length, sessions: sessions.length, tokens: tokens.length }
   })
   // This process drops its cached key verdicts and every process the account's Agent tokens' at once;
   // another process's key verdicts expire within a second (keys/verdicts.ts KEY_VERDICT_TTL_MS).
   await announceRevocation(services, `account:${id}`)
-  const disabled =
-    (await moveLinks(services, id, { state: 'ok' }, 'disabled', SUSPENSION_MARKS.ok)) + (await moveLinks(services, id, { state: 'flagged' }, 'disabled', SUSPENSION_MARKS.flagged))
+  const disabled = (await moveLinks(services, id, { state: 'ok' }, 'disabled', SUSPENSION_MARKS.ok)) + (await moveLinks(services, id, { state: 'flagged' }, 'disabled', SUSPENSION_MARKS.flagged))
   const mailed = revoked.newly ? await notify(mailer, suspendedMail(account.email, services.config.shortBaseUrl)) : false
   await recordAction(services, operator, 'account.suspend', id, reason)
   return {
@@ -97,7 +113,11 @@ export async function suspendAccount(services: Services, mailer: Mailer, operato
 
 export async function restoreAccount(services: Services, mailer: Mailer, operator: Operator, id: string, reason: string | null) {
   const account = await adminAccount(services, id)
-  const lifted = await services.db.update(accounts).set({ suspendedAt: null }).where(and(eq(accounts.id, id), isNotNull(accounts.suspendedAt))).returning({ id: accounts.id })
+  const lifted = await services.db
+    .update(accounts)
+    .set({ suspendedAt: null })
+    .where(and(eq(accounts.id, id), isNotNull(accounts.suspendedAt)))
+    .returning({ id: accounts.id })
   const restored =
     (await moveLinks(services, id, { state: 'disabled', reason: SUSPENSION_MARKS.ok }, 'ok', null)) +
     (await moveLinks(services, id, { state: 'disabled', reason: SUSPENSION_MARKS.flagged }, 'flagged', 'flagged before the account was suspended'))

@@ -75,7 +75,7 @@ async function refusedEverywhere(send: (method: string, path: string, body?: unk
   await untouched()
 }
 
-describe('everyone but an operator gets the unknown path\'s 404', () => {
+describe("everyone but an operator gets the unknown path's 404", () => {
   test('no credential, a malformed one, an unknown key, a guest token', async () => {
     await refusedEverywhere((method, path, body) => call(kit.api.app, method, path, { body }))
     await refusedEverywhere((method, path, body) => call(kit.api.app, method, path, { body, headers: { authorization: 'Basic b3A6cGFzcw==' } }))
@@ -123,7 +123,10 @@ describe('everyone but an operator gets the unknown path\'s 404', () => {
       await call(kit.api.app, 'PATCH', '/api/v1/admin/hosts', { token: kit.operator.adminKey, body: {} }),
       await call(kit.api.app, 'GET', `/api/v1/admin/reports?status=nonsense`, { token: kit.operator.adminKey }),
     ]
-    expect(asOperator.map((res) => res.status), asOperator.map(show).join('\n')).toEqual([400, 405, 400])
+    expect(
+      asOperator.map((res) => res.status),
+      asOperator.map(show).join('\n'),
+    ).toEqual([400, 405, 400])
   })
 
   test('an admin key stops working when revoked, and when its owner leaves ADMIN_EMAILS', async () => {

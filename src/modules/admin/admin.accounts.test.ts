@@ -67,7 +67,10 @@ describe('POST /api/v1/admin/accounts/{id}/suspend', () => {
     expect(decodeCachedLink((await kit.api.adapters.kv.get(linkCacheKey('sho.rt', ok.alias))) ?? '')?.st).toBe('disabled')
     const [closed] = await kit.api.deps.db.select().from(reports).where(eq(reports.id, report.body.data.id))
     expect(closed!.status).toBe('closed')
-    const mail = kit.sink.to(owner.email).slice(mailsBefore).find((m) => /suspended/i.test(m.raw))
+    const mail = kit.sink
+      .to(owner.email)
+      .slice(mailsBefore)
+      .find((m) => /suspended/i.test(m.raw))
     expect(mail?.raw, 'the owner is told').toContain('suspended your account')
     expect(mail?.raw).not.toContain('tickets 7-9')
     const audit = (await admin('GET', '/actions?limit=10')).body.data.actions
@@ -81,7 +84,10 @@ describe('POST /api/v1/admin/accounts/{id}/suspend', () => {
     // What the race would leave: a key written after the revocation, a token the revocation missed.
     const lateKey = await createApiKey(kit.api.deps.db, owner.id, new Date())
     await kit.api.deps.db.update(oauthTokens).set({ revokedAt: null }).where(eq(oauthTokens.accountId, owner.id))
-    for (const [what, credential] of [['key', lateKey], ['Agent token', token]] as const) {
+    for (const [what, credential] of [
+      ['key', lateKey],
+      ['Agent token', token],
+    ] as const) {
       const res = await call(kit.api.app, 'GET', '/api/v1/links', { token: credential })
       expect(res.status, `${what}: ${show(res)}`).toBe(401)
     }

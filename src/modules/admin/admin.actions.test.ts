@@ -39,9 +39,7 @@ describe('GET /api/v1/admin/actions', () => {
     const mine = seen.filter((a) => a.target === host || made.some((l) => l.id === a.target))
     expect(mine.map(({ action, target, reason, operator_id, operator_email }) => ({ action, target, reason, operator_id, operator_email }))).toEqual([
       { action: 'host.ban', target: host, reason: null, operator_id: kit.operator.id, operator_email: kit.operator.email },
-      ...made
-        .map((link, i) => ({ action: 'link.flag', target: link.id, reason: `case ${i}`, operator_id: kit.operator.id, operator_email: kit.operator.email }))
-        .reverse(),
+      ...made.map((link, i) => ({ action: 'link.flag', target: link.id, reason: `case ${i}`, operator_id: kit.operator.id, operator_email: kit.operator.email })).reverse(),
     ])
   })
 

@@ -25,7 +25,16 @@ function routing(rules: string[], variants: string[] = []): LinkRouting {
   return {
     rules: rules.map((url, i) => ({ id: `r${i + 1}`, url, when: { country: ['DE'] } })),
     ab: variants.length
-      ? { variants: variants.map((url, i) => ({ id: String.fromCharCode(97 + i), url, weight: 100 / variants.length })), sticky: true, ends_at: null, winner_by: null, status: 'running', winner: null, completed_at: null, started_at: '2026-11-01T00:00:00.000Z' }
+      ? {
+          variants: variants.map((url, i) => ({ id: String.fromCharCode(97 + i), url, weight: 100 / variants.length })),
+          sticky: true,
+          ends_at: null,
+          winner_by: null,
+          status: 'running',
+          winner: null,
+          completed_at: null,
+          started_at: '2026-11-01T00:00:00.000Z',
+        }
       : null,
   }
 }
@@ -65,7 +74,7 @@ describe('POST /api/v1/admin/hosts', () => {
     expect(audit.find((a: { target: string }) => a.target === host)).toMatchObject({ action: 'host.ban', reason: 'phishing kit' })
   })
 
-  test('a ban replaces a suspension\'s mark on a link already disabled, so restoring the account leaves it disabled', async () => {
+  test("a ban replaces a suspension's mark on a link already disabled, so restoring the account leaves it disabled", async () => {
     const host = `${unique()}.example`
     const owner = await kit.account()
     const marked = await insertLink(kit, owner.id, `https://${host}/`, { state: 'disabled', stateReason: SUSPENSION_MARKS.ok })

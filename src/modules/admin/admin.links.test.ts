@@ -23,7 +23,7 @@ const ids = (items: { id: string }[]) => items.map((item) => item.id).sort()
 const unique = () => `h${crypto.randomUUID().slice(0, 8)}`
 
 describe('GET /api/v1/admin/links?q=', () => {
-  test('a host: its links and its subdomains\' of every account and of guests, never a parent, a sibling or a look-alike', async () => {
+  test("a host: its links and its subdomains' of every account and of guests, never a parent, a sibling or a look-alike", async () => {
     const host = `${unique()}.example`
     const owner = await kit.account()
     const exact = await insertLink(kit, null, `https://${host}/login`)
@@ -104,7 +104,11 @@ describe('POST /api/v1/admin/links/{id}/{flag|disable|restore}', () => {
     const link = await insertLink(kit, null, `https://${unique()}.example/`)
     const filed = await call(kit.api.app, 'POST', '/api/v1/reports', { body: { url: `https://sho.rt/${link.alias}`, reason: 'malware' } })
     expect(filed.status, show(filed)).toBe(201)
-    for (const [action, state, st] of [['flag', 'flagged', 'flagged'], ['disable', 'disabled', 'disabled'], ['restore', 'ok', undefined]] as const) {
+    for (const [action, state, st] of [
+      ['flag', 'flagged', 'flagged'],
+      ['disable', 'disabled', 'disabled'],
+      ['restore', 'ok', undefined],
+    ] as const) {
       const reason = `${action}: ticket 42`
       const res = await admin('POST', `/links/${link.id}/${action}`, { reason })
       expect(res.status, `${action}: ${show(res)}`).toBe(200)
@@ -113,7 +117,10 @@ describe('POST /api/v1/admin/links/{id}/{flag|disable|restore}', () => {
       expect({ state: row!.state, reason: row!.stateReason }, action).toEqual({ state, reason: state === 'ok' ? null : reason })
       expect((await cached(link.alias))?.st, action).toBe(st)
       const actions = (await admin('GET', '/actions?limit=10')).body.data.actions
-      expect(actions.find((a: { action: string; target: string }) => a.target === link.id && a.action === `link.${action}`), action).toMatchObject({ reason, operator_id: kit.operator.id })
+      expect(
+        actions.find((a: { action: string; target: string }) => a.target === link.id && a.action === `link.${action}`),
+        action,
+      ).toMatchObject({ reason, operator_id: kit.operator.id })
     }
     const [report] = await kit.api.deps.db.select().from(reports).where(eq(reports.id, filed.body.data.id))
     expect({ status: report!.status, resolution: report!.resolution }).toEqual({ status: 'closed', resolution: 'flag' })

@@ -108,7 +108,12 @@ describe('POST /api/v1/admin/reports/{id}/dismiss', () => {
     const [row] = await kit.api.deps.db.select().from(links).where(eq(links.id, link.id))
     expect(row!.state).toBe('ok')
     const actions = (await admin('GET', '/actions?limit=20')).body.data.actions
-    expect(actions.find((a: { target: string }) => a.target === dismissed)).toMatchObject({ action: 'report.dismiss', reason: 'The page is a real bank', operator_id: kit.operator.id, operator_email: kit.operator.email })
+    expect(actions.find((a: { target: string }) => a.target === dismissed)).toMatchObject({
+      action: 'report.dismiss',
+      reason: 'The page is a real bank',
+      operator_id: kit.operator.id,
+      operator_email: kit.operator.email,
+    })
   })
 
   test('dismissing a closed report answers it as it is; an unknown or malformed id is 404 REPORT_NOT_FOUND', async () => {

@@ -22,7 +22,10 @@ export async function listActions(db: Db, page: { cursor?: string; limit: number
     .where(and(olderThan(operatorActions.createdAt, operatorActions.id, page.cursor)))
     .orderBy(desc(operatorActions.createdAt), desc(operatorActions.id))
     .limit(page.limit + 1)
-  const { items, next } = pageOf(rows.map((r) => ({ ...r, id: r.row.id })), page.limit)
+  const { items, next } = pageOf(
+    rows.map((r) => ({ ...r, id: r.row.id })),
+    page.limit,
+  )
   return {
     actions: items.map(({ row, email }) => ({
       id: row.id,

@@ -36,7 +36,10 @@ export async function listHosts(db: Db, page: { cursor?: string; limit: number }
     .where(olderThan(bannedHosts.createdAt, bannedHosts.host, page.cursor))
     .orderBy(desc(bannedHosts.createdAt), desc(bannedHosts.host))
     .limit(page.limit + 1)
-  const { items, next } = pageOf(rows.map((r) => ({ ...r, id: r.row.host })), page.limit)
+  const { items, next } = pageOf(
+    rows.map((r) => ({ ...r, id: r.row.host })),
+    page.limit,
+  )
   return { hosts: items.map(({ row }) => itemOf(row)), next_cursor: next }
 }
 
@@ -47,13 +50,21 @@ export async function listHosts(db: Db, page: { cursor?: string; limit: number }
 export async function banHost(services: Services, operator: Operator, input: { host: string; reason?: string }): Promise<{ host: BannedHost; links_disabled: number; created: boolean }> {
   const host = hostOf(input.host, 'body.host')
   const reason = input.reason ?? null
-  const [inserted] = await services.db.insert(bannedHosts).values({ host, reason, bannedBy: operator.id, createdAt: new Date(services.now()) }).onConflictDoNothing().returning()
+  const [inserted] = await services.db
+    .insert(bannedHosts)
+    .values({ host, reason, bannedBy: operator.id, createdAt: new Date(services.now()) })
+    .onConflictDoNothing()
+    .returning()
   const [row] = inserted ? [inserted] : await services.db.select().from(bannedHosts).where(eq(bannedHosts.host, host))
   const matching = await services.db
     .select({ id: links.id })
     .from(links)
     .where(or(destinationHostIs(host), routingHostIs(host)))
-  const disabled = await disableLinks(services, matching.map((m) => m.id), `host banned: ${host}`)
+  const disabled = await disableLinks(
+    services,
+    matching.map((m) => m.id),
+    `host banned: ${host}`,
+  )
   await recordAction(services, operator, 'host.ban', host, reason)
   return { host: itemOf(row!), links_disabled: disabled, created: inserted !== undefined }
 }

@@ -79,7 +79,10 @@ export async function searchLinks(db: Db, query: { q?: string; cursor?: string; 
     .where(and(match, olderThan(links.createdAt, links.id, query.cursor)))
     .orderBy(desc(links.createdAt), desc(links.id))
     .limit(query.limit + 1)
-  const { items, next } = pageOf(rows.map((r) => ({ ...r, id: r.link.id })), query.limit)
+  const { items, next } = pageOf(
+    rows.map((r) => ({ ...r, id: r.link.id })),
+    query.limit,
+  )
   return { links: items.map(itemOf), next_cursor: next }
 }
 

@@ -25,7 +25,7 @@ export const AdminLink = t.Object({
   url: t.String({ description: 'The destination' }),
   account_id: nullable(t.String(), 'The owning account; null for a guest link'),
   state: LinkState,
-  state_reason: nullable(t.String(), 'Why the state is not ok: an operator\'s reason, a host ban, a suspension, reports'),
+  state_reason: nullable(t.String(), "Why the state is not ok: an operator's reason, a host ban, a suspension, reports"),
   open_reports: Int({ description: 'Reports of the link still open' }),
   created_at: when('When the link was created'),
 })
@@ -54,7 +54,7 @@ export type AdminReport = Static<typeof AdminReport>
 export const BannedHost = t.Object({
   host: t.String({ description: 'Lower-case, punycode; the ban covers its subdomains' }),
   reason: nullable(t.String()),
-  banned_by: nullable(t.String(), 'The operator\'s account id'),
+  banned_by: nullable(t.String(), "The operator's account id"),
   created_at: when('When it was banned'),
 })
 export type BannedHost = Static<typeof BannedHost>
@@ -96,7 +96,8 @@ export const LinksQuery = t.Object({
   q: t.Optional(
     t.String({
       maxLength: 2048,
-      description: 'An alias (exactly), a host (the destination\'s host or any subdomain of it), or a URL: the links whose destination starts with it, or the link at that short URL. Absent: every link, newest first',
+      description:
+        "An alias (exactly), a host (the destination's host or any subdomain of it), or a URL: the links whose destination starts with it, or the link at that short URL. Absent: every link, newest first",
       examples: ['evil.example'],
     }),
   ),
@@ -152,7 +153,14 @@ const REPORT_EXAMPLE: AdminReport = {
   link: { id: LINK_EXAMPLE.id, alias: LINK_EXAMPLE.alias, domain: LINK_EXAMPLE.domain, url: LINK_EXAMPLE.url, state: 'flagged', account_id: null },
 }
 const HOST_EXAMPLE: BannedHost = { host: 'evil.example', reason: 'Phishing kit host', banned_by: 'acct_Op3rAt0rXq2m9Xw0Lk3Vb8', created_at: '2026-11-24T11:00:00.000Z' }
-const ACCOUNT_EXAMPLE: AdminAccount = { id: 'acct_Vb8Rt5Yp1ZaKq2m9Xw0Lk3', email: 'owner@example.com', plan: 'free', created_at: '2026-10-01T08:00:00.000Z', suspended_at: '2026-11-24T12:00:00.000Z', links: 42 }
+const ACCOUNT_EXAMPLE: AdminAccount = {
+  id: 'acct_Vb8Rt5Yp1ZaKq2m9Xw0Lk3',
+  email: 'owner@example.com',
+  plan: 'free',
+  created_at: '2026-10-01T08:00:00.000Z',
+  suspended_at: '2026-11-24T12:00:00.000Z',
+  links: 42,
+}
 const ACTION_EXAMPLE: OperatorAction = {
   id: 'opa_Kq2m9Xw0Lk3Vb8Rt5Yp1Za',
   operator_id: 'acct_Op3rAt0rXq2m9Xw0Lk3Vb8',
@@ -173,7 +181,10 @@ export const OperatorResponse = answer(
 )
 export const AdminReportListResponse = answer({ reports: t.Array(AdminReport, { description: 'Newest first' }), next_cursor: NextCursor }, { reports: [REPORT_EXAMPLE], next_cursor: null })
 export const AdminReportResponse = answer({ report: AdminReport }, { report: { ...REPORT_EXAMPLE, status: 'closed', resolution: 'dismissed', closed_at: '2026-11-24T11:00:00.000Z' } })
-export const AdminLinkListResponse = answer({ links: t.Array(AdminLink, { description: 'Newest first' }), next_cursor: NextCursor }, { links: [LINK_EXAMPLE], next_cursor: 'eyJ0IjoiMTc5NTg0ODU3MzExNzAwMCIsImkiOiJsaW5rX1EyeHYifQ' })
+export const AdminLinkListResponse = answer(
+  { links: t.Array(AdminLink, { description: 'Newest first' }), next_cursor: NextCursor },
+  { links: [LINK_EXAMPLE], next_cursor: 'eyJ0IjoiMTc5NTg0ODU3MzExNzAwMCIsImkiOiJsaW5rX1EyeHYifQ' },
+)
 export const AdminLinkActionResponse = answer(
   { link: AdminLink, reports_closed: Int({ description: 'Open reports of the link this action closed' }) },
   { link: { ...LINK_EXAMPLE, state: 'disabled', state_reason: 'Phishing page imitating a bank, reported three times', open_reports: 0 }, reports_closed: 3 },
@@ -192,7 +203,7 @@ export const AccountActionResponse = answer(
     api_keys_revoked: Int(),
     sessions_revoked: Int(),
     agent_tokens_revoked: Int({ description: 'at_ and refresh tokens of its Agents' }),
-    mailed: t.Boolean({ description: 'Whether the owner\'s notice was handed to the mail server' }),
+    mailed: t.Boolean({ description: "Whether the owner's notice was handed to the mail server" }),
   },
   { account: ACCOUNT_EXAMPLE, links_changed: 42, api_keys_revoked: 2, sessions_revoked: 1, agent_tokens_revoked: 4, mailed: true },
 )

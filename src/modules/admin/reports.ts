@@ -42,7 +42,10 @@ export async function listReports(db: Db, query: { status: 'open' | 'closed'; cu
     .where(and(eq(reports.status, query.status), olderThan(reports.createdAt, reports.id, query.cursor)))
     .orderBy(desc(reports.createdAt), desc(reports.id))
     .limit(query.limit + 1)
-  const { items, next } = pageOf(rows.map((r) => ({ ...r, id: r.report.id })), query.limit)
+  const { items, next } = pageOf(
+    rows.map((r) => ({ ...r, id: r.report.id })),
+    query.limit,
+  )
   return { reports: items.map(itemOf), next_cursor: next }
 }
 

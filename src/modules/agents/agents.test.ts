@@ -30,9 +30,17 @@ async function mint(key: string, agentId: string, body: Record<string, unknown> 
 describe('Agents', () => {
   test('create with the default policy, list it, mint a token that works within its scopes and no further', async () => {
     const agent = await newAgent(human.key)
-    expect(agent).toMatchObject({ scopes: ['links:read', 'links:write'], status: 'active', client_id: null, policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade', 'webhooks.change'] } })
+    expect(agent).toMatchObject({
+      scopes: ['links:read', 'links:write'],
+      status: 'active',
+      client_id: null,
+      policy: { require_approval: ['links.delete', 'tags.delete', 'domains.change', 'billing.upgrade', 'webhooks.change'] },
+    })
     const list = await call(app, 'GET', '/api/v1/agents', { token: human.key })
-    expect(list.body.data.agents.map((a: { id: string }) => a.id), show(list)).toContain(agent.id)
+    expect(
+      list.body.data.agents.map((a: { id: string }) => a.id),
+      show(list),
+    ).toContain(agent.id)
 
     const minted = await mint(human.key, agent.id, { ttl_seconds: 120, scopes: ['links:read'] })
     expect(minted.status, show(minted)).toBe(201)
@@ -41,7 +49,10 @@ describe('Agents', () => {
     expect(token).toMatch(/^at_/)
     expect(scopes).toEqual(['links:read'])
     expect(Math.abs(Date.parse(expires_at) - Date.now() - 120_000)).toBeLessThan(10_000)
-    const [row] = await api.deps.db.select().from(oauthTokens).where(eq(oauthTokens.tokenHash, hashSecret(token)))
+    const [row] = await api.deps.db
+      .select()
+      .from(oauthTokens)
+      .where(eq(oauthTokens.tokenHash, hashSecret(token)))
     expect(row?.clientId).toBeNull()
     expect(JSON.stringify(row)).not.toContain(token)
 

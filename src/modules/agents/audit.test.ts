@@ -77,7 +77,7 @@ describe('audit of Agent calls', () => {
     for (const event of got) expect(event.id).toMatch(/^aud_/)
   })
 
-  test('a route that authenticates on its own terms (the conversion report) audits an Agent\'s call too', async () => {
+  test("a route that authenticates on its own terms (the conversion report) audits an Agent's call too", async () => {
     const human = await newAccount(api.deps.db, 'pro')
     const { agentId, token } = await agentToken(human, ['links:read'])
     const body = { clickId: 'not-a-click-id', conversionType: 'signup' }

@@ -69,7 +69,8 @@ export function agentsModule(services: Services, auth: Auth) {
           operationId: 'mintAgentToken',
           tags: ['agents'],
           summary: 'Issue a short-lived token for an Agent',
-          description: "An at_ token (shown once, stored as its hash) living ttl_seconds (60-3600, default 900) with a subset of the Agent's scopes. No refresh token: mint a new one. A killed Agent gets none (409 AGENT_KILLED).",
+          description:
+            "An at_ token (shown once, stored as its hash) living ttl_seconds (60-3600, default 900) with a subset of the Agent's scopes. No refresh token: mint a new one. A killed Agent gets none (409 AGENT_KILLED).",
         },
       },
     )

@@ -61,7 +61,15 @@ export const AgentTokenResponse = t.Object(
     data: t.Object({ token: t.String({ pattern: '^at_' }), expires_at: t.String({ format: 'date-time' }), scopes: t.Array(t.String()), agent_id: t.String() }),
     meta: Meta,
   },
-  { examples: [{ success: true, data: { token: 'at_Jx8hQk2sYb7M0fL4tPzq1wVn6cRaE5dG3uKoZy9iB_A', expires_at: '2026-11-24T10:15:00.000Z', scopes: ['links:read'], agent_id: 'agt_Jq3x0v8bYk2Lm5Rt9Wc1Za' }, meta: {} }] },
+  {
+    examples: [
+      {
+        success: true,
+        data: { token: 'at_Jx8hQk2sYb7M0fL4tPzq1wVn6cRaE5dG3uKoZy9iB_A', expires_at: '2026-11-24T10:15:00.000Z', scopes: ['links:read'], agent_id: 'agt_Jq3x0v8bYk2Lm5Rt9Wc1Za' },
+        meta: {},
+      },
+    ],
+  },
 )
 
 export const AgentParams = t.Object({ agentId: t.String({ maxLength: 64, examples: ['agt_Jq3x0v8bYk2Lm5Rt9Wc1Za'] }) })

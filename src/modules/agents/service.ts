@@ -43,7 +43,11 @@ export async function agentForClient(tx: Tx, accountId: string, client: { client
   if (!existing) throw new Error('agent of (account, client) vanished inside its transaction')
   const missing = scopes.filter((s) => !existing.scopes.includes(s))
   if (missing.length === 0) return existing
-  const [grown] = await tx.update(agents).set({ scopes: [...existing.scopes, ...missing] }).where(eq(agents.id, existing.id)).returning()
+  const [grown] = await tx
+    .update(agents)
+    .set({ scopes: [...existing.scopes, ...missing] })
+    .where(eq(agents.id, existing.id))
+    .returning()
   return grown!
 }
 
@@ -70,7 +74,11 @@ function checkScopes(scopes: readonly string[], field: string): string[] {
 /** The account's Agent, or 404 (another account's Agent is "not found" too). */
 export async function ownAgent(services: Pick<Services, 'db'>, accountId: string, agentId: string): Promise<AgentRow> {
   if (!isId('agent', agentId)) throw new ApiError('AGENT_NOT_FOUND')
-  const [row] = await services.db.select().from(agents).where(and(eq(agents.id, agentId), eq(agents.accountId, accountId))).limit(1)
+  const [row] = await services.db
+    .select()
+    .from(agents)
+    .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
+    .limit(1)
   if (!row) throw new ApiError('AGENT_NOT_FOUND')
   return row
 }
@@ -112,7 +120,11 @@ export async function updateAgent(services: Pick<Services, 'db' | 'kv'>, account
   if (input.scopes !== undefined) changes.scopes = checkScopes(input.scopes, 'body.scopes')
   if (input.policy !== undefined) changes.policy = { require_approval: [...new Set(input.policy.require_approval)] }
   if (Object.keys(changes).length === 0) return agentView(before)
-  const [row] = await services.db.update(agents).set(changes).where(and(eq(agents.id, agentId), eq(agents.accountId, accountId))).returning()
+  const [row] = await services.db
+    .update(agents)
+    .set(changes)
+    .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
+    .returning()
   if (!row) throw new ApiError('AGENT_NOT_FOUND')
   // Cached verdicts carry scopes and policy: every process drops this Agent's at once.
   if (changes.scopes || changes.policy) await announceRevocation(services, `agent:${agentId}`)
@@ -157,9 +169,15 @@ export async function killAgent(services: Pick<Services, 'db' | 'now' | 'kv' | '
       .set({ status: 'killed', killedAt: before.killedAt ?? now })
       .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
       .returning()
-    await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.agentId, agentId), isNull(oauthTokens.revokedAt)))
+    await tx
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.agentId, agentId), isNull(oauthTokens.revokedAt)))
     // Its pending approvals expire: a decision after the kill runs nothing.
-    await tx.update(agentApprovals).set({ status: 'expired', decidedAt: now }).where(and(eq(agentApprovals.agentId, agentId), eq(agentApprovals.status, 'pending')))
+    await tx
+      .update(agentApprovals)
+      .set({ status: 'expired', decidedAt: now })
+      .where(and(eq(agentApprovals.agentId, agentId), eq(agentApprovals.status, 'pending')))
     if (killed && was?.status === 'active' && services.webhookOutbox) {
       const webhookIds = await services.webhookOutbox.subscribers(tx, accountId, 'agent.killed')
       await services.webhookOutbox.write(tx, accountId, 'agent.killed', webhookIds, [agentView(killed)], now)

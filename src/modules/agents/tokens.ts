@@ -47,16 +47,19 @@ export async function issueTokens(tx: Tx, issue: Issue, nowMs: number): Promise<
     resource: issue.resource,
     createdAt: new Date(nowMs),
   }
-  const rows: (typeof oauthTokens.$inferInsert)[] = [
-    { ...common, id: newId('oauthToken'), tokenHash: hashSecret(access), kind: 'access', expiresAt: new Date(nowMs + accessTtlS * 1000) },
-  ]
+  const rows: (typeof oauthTokens.$inferInsert)[] = [{ ...common, id: newId('oauthToken'), tokenHash: hashSecret(access), kind: 'access', expiresAt: new Date(nowMs + accessTtlS * 1000) }]
   let refresh: string | undefined
   if (issue.refresh) {
     refresh = newToken('refresh')
-    rows.push({ ...common, scopes: [...(issue.refreshScopes ?? issue.scopes)], id: newId('oauthToken'), tokenHash: hashSecret(refresh), kind: 'refresh', expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000) })
+    rows.push({
+      ...common,
+      scopes: [...(issue.refreshScopes ?? issue.scopes)],
+      id: newId('oauthToken'),
+      tokenHash: hashSecret(refresh),
+      kind: 'refresh',
+      expiresAt: new Date(nowMs + REFRESH_TOKEN_TTL_S * 1000),
+    })
   }
   await tx.insert(oauthTokens).values(rows)
   return { access_token: access, token_type: 'Bearer', expires_in: accessTtlS, ...(refresh && { refresh_token: refresh }), scope: issue.scopes.join(' ') }
 }
-
-

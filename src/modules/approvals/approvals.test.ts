@@ -45,7 +45,10 @@ describe('a held call', () => {
     const polled = await call(app, 'GET', location!, { token })
     expect(polled.body.data.status, show(polled)).toBe('pending')
     const pending = await call(app, 'GET', '/api/v1/agent/approvals?status=pending', { token: human.key })
-    expect(pending.body.data.approvals.map((a: { id: string }) => a.id), show(pending)).toContain(approval.id)
+    expect(
+      pending.body.data.approvals.map((a: { id: string }) => a.id),
+      show(pending),
+    ).toContain(approval.id)
 
     const approved = await decide(approval.id, 'approve')
     expect(approved.status, show(approved)).toBe(200)
@@ -54,13 +57,16 @@ describe('a held call', () => {
     const after = await call(app, 'GET', location!, { token })
     expect(after.body.data.status, show(after)).toBe('executed')
     const all = await call(app, 'GET', '/api/v1/agent/approvals', { token: human.key })
-    expect(all.body.data.approvals.map((a: { status: string }) => a.status), show(all)).toEqual(['executed'])
+    expect(
+      all.body.data.approvals.map((a: { status: string }) => a.status),
+      show(all),
+    ).toEqual(['executed'])
     const again = await decide(approval.id, 'approve')
     expect(again.status, show(again)).toBe(409)
     expect(again.body.error).toBe('APPROVAL_DECIDED')
   })
 
-  test('a held call is previewed first: a delete of a link that is not there (or is another account\'s) is 404 at once, nothing is held', async () => {
+  test("a held call is previewed first: a delete of a link that is not there (or is another account's) is 404 at once, nothing is held", async () => {
     const { token } = await agentWithToken()
     const missing = await call(app, 'DELETE', '/api/v1/links/no-such-alias-here', { token })
     expect(missing.status, show(missing)).toBe(404)

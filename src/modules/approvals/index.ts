@@ -57,7 +57,7 @@ export function approvalsModule(services: Services, auth: Auth, execute: Execute
       detail: {
         operationId: 'listApprovals',
         tags: ['agents'],
-        summary: 'List approvals of your Agents\' held calls',
+        summary: "List approvals of your Agents' held calls",
         description: 'Newest first, at most 100; ?status=pending for the ones waiting for you. A pending approval not decided within 24 hours reads as expired.',
       },
     })
@@ -73,20 +73,16 @@ export function approvalsModule(services: Services, auth: Auth, execute: Execute
         description: "For the human, or for the Agent that asked (its at_ token; another Agent's approval is 404). result holds the call's answer once it ran.",
       },
     })
-    .post(
-      `${APPROVALS_PATH}/:approvalId/:decision`,
-      async ({ account, params }) => ok(await decideApproval(services, account.id, params.approvalId, params.decision, execute)),
-      {
-        human: true,
-        params: DecisionParams,
-        response: { 200: 'ApprovalResponse', ...errorResponses('VALIDATION_FAILED', 'APPROVAL_NOT_FOUND', 'APPROVAL_DECIDED', 'CSRF_TOKEN_INVALID') },
-        detail: {
-          operationId: 'decideApproval',
-          tags: ['agents'],
-          summary: 'Approve or reject a held call',
-          description:
-            'approve runs the held call once, as the Agent, after checking it is still active and still holds the scopes; the answer is the approval with its result (executed, or failed with the reason). reject runs nothing. Once decided or expired: 409 APPROVAL_DECIDED. Concurrent approvals run the call once.',
-        },
+    .post(`${APPROVALS_PATH}/:approvalId/:decision`, async ({ account, params }) => ok(await decideApproval(services, account.id, params.approvalId, params.decision, execute)), {
+      human: true,
+      params: DecisionParams,
+      response: { 200: 'ApprovalResponse', ...errorResponses('VALIDATION_FAILED', 'APPROVAL_NOT_FOUND', 'APPROVAL_DECIDED', 'CSRF_TOKEN_INVALID') },
+      detail: {
+        operationId: 'decideApproval',
+        tags: ['agents'],
+        summary: 'Approve or reject a held call',
+        description:
+          'approve runs the held call once, as the Agent, after checking it is still active and still holds the scopes; the answer is the approval with its result (executed, or failed with the reason). reject runs nothing. Once decided or expired: 409 APPROVAL_DECIDED. Concurrent approvals run the call once.',
       },
-    )
+    })
 }

@@ -62,7 +62,7 @@ describe('the approval page', () => {
     expect((await call(api.app, 'GET', `/api/v1/links/${link.alias}`, { token: human.key })).status).toBe(200)
   })
 
-  test('a form without the session\'s CSRF token is refused and decides nothing', async () => {
+  test("a form without the session's CSRF token is refused and decides nothing", async () => {
     const { human, browser, link, path } = await heldDelete()
     for (const csrf of ['', 'forged']) {
       const refused = await browser.post(path, { decision: 'approve', csrf })
@@ -72,7 +72,7 @@ describe('the approval page', () => {
     expect((await browser.get(path)).text).toContain('Waiting for your decision')
   })
 
-  test('signed out: to sign-in and back; another account\'s approval is a 404 page', async () => {
+  test("signed out: to sign-in and back; another account's approval is a 404 page", async () => {
     const { path } = await heldDelete()
     const stranger = new Browser(api.app)
     const out = await stranger.get(path)

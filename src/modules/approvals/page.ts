@@ -25,7 +25,7 @@ const OUTCOME: Record<string, string> = {
   pending: 'Waiting for your decision.',
   approved: 'Approved; the call is running (or stopped before it could record its result).',
   rejected: 'Rejected: nothing was run.',
-  expired: 'Expired: nothing was run (approvals last 24 hours, and a killed Agent\'s expire at once).',
+  expired: "Expired: nothing was run (approvals last 24 hours, and a killed Agent's expire at once).",
   executed: 'Approved and run.',
   failed: 'Approved, but the call did not succeed (see its answer below).',
 }
@@ -87,7 +87,9 @@ export function approvalPageModule(services: Services, execute: Execute) {
         const session = await readSession(services, request)
         if (!session) return redirect(signInUrl(pagePath(params.approvalId)))
         if (!checkCsrf(session, formField(body, 'csrf'))) {
-          return messagePage(403, 'Please decide again', 'This form was not sent from the approval page of your session. Open the approval again and decide there.', { next: pagePath(params.approvalId) })
+          return messagePage(403, 'Please decide again', 'This form was not sent from the approval page of your session. Open the approval again and decide there.', {
+            next: pagePath(params.approvalId),
+          })
         }
         const decision = formField(body, 'decision')
         if (decision !== 'approve' && decision !== 'reject') return messagePage(400, 'Please decide again', 'Choose Approve or Reject on the approval page.', { next: pagePath(params.approvalId) })
@@ -104,7 +106,7 @@ export function approvalPageModule(services: Services, execute: Execute) {
       formDoc(
         'decideApprovalPage',
         'Approve or reject from the approval page',
-        'The form of the approval page: decision=approve|reject and the session\'s csrf. 303 back to the page, which shows the outcome. Without the session: 303 to sign-in; a wrong csrf is a 403 page.',
+        "The form of the approval page: decision=approve|reject and the session's csrf. 303 back to the page, which shows the outcome. Without the session: 303 to sign-in; a wrong csrf is a 403 page.",
         [303, 400, 403, 404],
         ['decision', 'csrf'],
         'agents',

@@ -28,7 +28,11 @@ describe('approvals interrupted by a stop', () => {
     }
     const [interrupted, running, pending] = [await held(), await held(), await held()]
     // What a process leaves when it dies between winning the approval and recording the call's result.
-    const won = (id: string, agoMs: number) => api.deps.db.update(agentApprovals).set({ status: 'approved', decidedAt: new Date(Date.now() - agoMs) }).where(eq(agentApprovals.id, id))
+    const won = (id: string, agoMs: number) =>
+      api.deps.db
+        .update(agentApprovals)
+        .set({ status: 'approved', decidedAt: new Date(Date.now() - agoMs) })
+        .where(eq(agentApprovals.id, id))
     await won(interrupted.id, INTERRUPTED_AFTER_MS + 60_000)
     await won(running.id, 30_000)
 

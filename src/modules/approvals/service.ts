@@ -206,7 +206,13 @@ export type Decision = 'approve' | 'reject'
  * The human's decision. One conditional UPDATE decides: concurrent decisions get 409 but one. Approving
  * then checks the Agent again and runs the call once; the approval ends executed (2xx/3xx) or failed.
  */
-export async function decideApproval(services: Pick<Services, 'db' | 'config' | 'now' | 'webhookOutbox'>, accountId: string, approvalId: string, decision: Decision, execute: Execute): Promise<ApprovalView> {
+export async function decideApproval(
+  services: Pick<Services, 'db' | 'config' | 'now' | 'webhookOutbox'>,
+  accountId: string,
+  approvalId: string,
+  decision: Decision,
+  execute: Execute,
+): Promise<ApprovalView> {
   if (!isId('approval', approvalId)) throw new ApiError('APPROVAL_NOT_FOUND')
   const now = new Date(services.now())
   const won = await services.db.transaction(async (tx) => {
@@ -219,7 +225,11 @@ export async function decideApproval(services: Pick<Services, 'db' | 'config' | 
     return decided
   })
   if (!won) {
-    const [row] = await services.db.select().from(agentApprovals).where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId))).limit(1)
+    const [row] = await services.db
+      .select()
+      .from(agentApprovals)
+      .where(and(eq(agentApprovals.id, approvalId), eq(agentApprovals.accountId, accountId)))
+      .limit(1)
     if (!row) throw new ApiError('APPROVAL_NOT_FOUND')
     throw new ApiError('APPROVAL_DECIDED', `This approval is ${statusOf(row, now.getTime())}; nothing was run now.`, { data: { approval: approvalView(services, row) } })
   }

@@ -40,7 +40,7 @@ export const AuditEvent = t.Object({
   path: t.String({ description: 'Path of the call, never its query string' }),
   status: Int({ description: 'HTTP status answered' }),
   outcome: t.Union([t.Literal('ok'), t.Literal('held'), t.Literal('refused'), t.Literal('error')], {
-    description: 'ok (ran), held (waiting for a human\'s approval), refused (401, 403 or 429: not run because of who asked), error (any other 4xx or 5xx)',
+    description: "ok (ran), held (waiting for a human's approval), refused (401, 403 or 429: not run because of who asked), error (any other 4xx or 5xx)",
   }),
   scopes_used: t.Array(t.String(), { description: 'Scopes the route requires: used by the call, or lacked when refused' }),
   approval_id: t.Union([t.String(), t.Null()], { description: 'apr_… id when the call was held for approval' }),

@@ -62,7 +62,11 @@ describe('a 10 s outage of ClickHouse', () => {
     }, 20)
     const counters = () => JSON.stringify(recorder.counters)
     try {
-      await until(() => recorder.counters.written >= 20, () => `events stored before the outage: ${counters()}`, 20_000)
+      await until(
+        () => recorder.counters.written >= 20,
+        () => `events stored before the outage: ${counters()}`,
+        20_000,
+      )
       const port = chdb!.port
       await chdb!.stop()
       chdb = undefined
@@ -81,7 +85,11 @@ describe('a 10 s outage of ClickHouse', () => {
       chdb = await spawnChdbHttp({ path: join(dir, 'chdb'), port })
       await stopMerges() // a new process: merges run again until told (the backlog's first insert may precede this)
       const atRestart = calls
-      await until(() => calls - atRestart >= 20, () => `calls after the restart: ${calls - atRestart}`, 20_000)
+      await until(
+        () => calls - atRestart >= 20,
+        () => `calls after the restart: ${calls - atRestart}`,
+        20_000,
+      )
     } finally {
       clearInterval(load)
     }
@@ -89,7 +97,11 @@ describe('a 10 s outage of ClickHouse', () => {
     expect(recorder.counters).toMatchObject({ recorded: calls, dropped: 0, written: calls, pendingBatches: 0, spoolBytes: 0 })
     expect(await storedAudit(ch, agent)).toEqual({ rows: calls, ids: calls })
     const durations = new Set<number>()
-    for (let cursor: string | undefined, page: Awaited<ReturnType<typeof readAudit>>; (page = await readAudit(ch, { accountId: account, agentId: agent, limit: 100, cursor })); cursor = page.next_cursor ?? undefined) {
+    for (
+      let cursor: string | undefined, page: Awaited<ReturnType<typeof readAudit>>;
+      (page = await readAudit(ch, { accountId: account, agentId: agent, limit: 100, cursor }));
+      cursor = page.next_cursor ?? undefined
+    ) {
       for (const event of page.events) durations.add(event.duration_ms)
       if (!page.next_cursor) break
     }

@@ -42,15 +42,18 @@ describe('readAudit', () => {
     expect(rest).toMatchObject({ events: [{ at: '2026-02-01T00:00:00.000Z' }], next_cursor: null })
   })
 
-  test('another account never sees the Agent\'s events, even with its id', async () => {
+  test("another account never sees the Agent's events, even with its id", async () => {
     const page = await readAudit(ch, { accountId: 'acct_someone_else', agentId: agent })
     expect(page).toEqual({ events: [], next_cursor: null })
   })
 
   test('a cursor it did not make, or a limit out of 1-100, is 400 VALIDATION_FAILED', async () => {
     const forged = [
-      'not-base64-json', Buffer.from('{"t":"1","i":"x\' OR 1=1"}').toString('base64url'),
-      Buffer.from('{"t":"-5","i":"aud_0123456789abcdefghijkl"}').toString('base64url'), '', 'a'.repeat(300),
+      'not-base64-json',
+      Buffer.from('{"t":"1","i":"x\' OR 1=1"}').toString('base64url'),
+      Buffer.from('{"t":"-5","i":"aud_0123456789abcdefghijkl"}').toString('base64url'),
+      '',
+      'a'.repeat(300),
     ]
     for (const cursor of forged) {
       expect(await apiError(readAudit(ch, { accountId: account, agentId: agent, cursor }))).toStartWith('VALIDATION_FAILED 400: query.cursor')

@@ -107,7 +107,7 @@ export async function readAudit(clickhouse: ClickHouseClient, query: AuditReadQu
                      scopes_used, approval_id, dry_run, duration_ms, ip_hash
               FROM ${AUDIT_TABLE}
               WHERE account_id = {accountId:String} AND agent_id = {agentId:String}
-              ${after ? 'AND (at, id) < (fromUnixTimestamp64Milli({atMs:Int64}, \'UTC\'), {id:String})' : ''}
+              ${after ? "AND (at, id) < (fromUnixTimestamp64Milli({atMs:Int64}, 'UTC'), {id:String})" : ''}
               ORDER BY at DESC, id DESC
               LIMIT 1 BY id
               LIMIT {take:UInt32}`,

@@ -55,22 +55,33 @@ describe('recording', () => {
     expect(await recorder.close()).toMatchObject({ recorded: 56, written: 56, dropped: 0, pendingBatches: 0, spoolBytes: 0 })
   })
 
-  test('an event holds the schema\'s fields and nothing else: no body, no token, no query string, no address', async () => {
+  test("an event holds the schema's fields and nothing else: no body, no token, no query string, no address", async () => {
     const { account, agent } = ids()
     const config = auditTestConfig()
     const recorder = createAuditRecorder({ clickhouse: ch, config })
     const secret = 'at_SECRETtoken0123456789abcdefghijklmnopqrstuv'
     const input = {
       ...auditEvent(account, agent, {
-        via: 'mcp', operation: 'links.delete', method: 'post', path: `/api/v1/links/x?dry_run=true&access_token=${secret}#${secret}`,
-        status: 202, approvalId: 'apr_0123456789abcdefghijkl', dryRun: true, ip: '198.51.100.23',
+        via: 'mcp',
+        operation: 'links.delete',
+        method: 'post',
+        path: `/api/v1/links/x?dry_run=true&access_token=${secret}#${secret}`,
+        status: 202,
+        approvalId: 'apr_0123456789abcdefghijkl',
+        dryRun: true,
+        ip: '198.51.100.23',
       }),
       // What a careless caller might spread in: never read.
-      body: { password: secret }, authorization: `Bearer ${secret}`, token: secret, headers: { cookie: secret },
+      body: { password: secret },
+      authorization: `Bearer ${secret}`,
+      token: secret,
+      headers: { cookie: secret },
     }
     recorder.record(input)
     await nextTurn()
-    const spooled = readdirSync(config.audit.spoolDir).map((f) => readFileSync(join(config.audit.spoolDir, f), 'utf8')).join('')
+    const spooled = readdirSync(config.audit.spoolDir)
+      .map((f) => readFileSync(join(config.audit.spoolDir, f), 'utf8'))
+      .join('')
     expect(spooled).toContain('links.delete') // the event is on disk one turn after the call…
     expect(spooled).not.toContain('SECRET') // …without the token, anywhere
     expect(spooled).not.toContain('198.51.100.23')
@@ -84,8 +95,17 @@ describe('recording', () => {
 
     const [event] = (await readAudit(ch, { accountId: account, agentId: agent })).events
     expect(event).toMatchObject({
-      agent_id: agent, via: 'mcp', operation: 'links.delete', method: 'POST', path: '/api/v1/links/x', status: 202,
-      outcome: 'held', scopes_used: ['links:write'], approval_id: 'apr_0123456789abcdefghijkl', dry_run: true, duration_ms: 3.25,
+      agent_id: agent,
+      via: 'mcp',
+      operation: 'links.delete',
+      method: 'POST',
+      path: '/api/v1/links/x',
+      status: 202,
+      outcome: 'held',
+      scopes_used: ['links:write'],
+      approval_id: 'apr_0123456789abcdefghijkl',
+      dry_run: true,
+      duration_ms: 3.25,
     })
     expect(Object.keys(event!).sort()).toEqual(['agent_id', 'approval_id', 'at', 'dry_run', 'duration_ms', 'id', 'ip_hash', 'method', 'operation', 'outcome', 'path', 'scopes_used', 'status', 'via'])
     expect(event!.id).toMatch(/^aud_[A-Za-z0-9_-]{22}$/)
@@ -98,8 +118,16 @@ describe('recording', () => {
     const recorder = createAuditRecorder({ clickhouse: ch, config })
     const { account, agent } = ids()
     const bad = [
-      null, undefined, 42, {}, { accountId: account, agentId: agent, status: Number.NaN, via: 'carrier-pigeon', scopesUsed: 'links:write', durationMs: -1 },
-      Object.defineProperty({}, 'path', { get() { throw new Error('hostile getter') } }),
+      null,
+      undefined,
+      42,
+      {},
+      { accountId: account, agentId: agent, status: Number.NaN, via: 'carrier-pigeon', scopesUsed: 'links:write', durationMs: -1 },
+      Object.defineProperty({}, 'path', {
+        get() {
+          throw new Error('hostile getter')
+        },
+      }),
     ]
     for (const value of bad) expect(() => recorder.record(value as never)).not.toThrow()
     expect(readdirSync(config.audit.spoolDir)).toEqual([]) // nothing written inside record()

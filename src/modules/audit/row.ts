@@ -10,8 +10,21 @@ import { AUDIT_OUTCOMES, AUDIT_VIA, outcomeOf, type AuditEventInput, type AuditO
 export const AUDIT_TABLE = 'agent_audit_v1'
 
 export const AUDIT_COLUMNS = [
-  'id', 'account_id', 'agent_id', 'at', 'via', 'operation', 'method', 'path', 'status', 'outcome',
-  'scopes_used', 'approval_id', 'dry_run', 'duration_ms', 'ip_hash',
+  'id',
+  'account_id',
+  'agent_id',
+  'at',
+  'via',
+  'operation',
+  'method',
+  'path',
+  'status',
+  'outcome',
+  'scopes_used',
+  'approval_id',
+  'dry_run',
+  'duration_ms',
+  'ip_hash',
 ] as const
 
 export interface AuditRow {
@@ -60,7 +73,6 @@ export function auditPath(value: unknown): string {
 }
 
 export class AuditEncoder {
-
   private readonly ipHasher: IpHasher
 
   constructor(ipHashSecret: string) {

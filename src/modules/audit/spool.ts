@@ -18,7 +18,12 @@ export const AUDIT_SPOOL: SpoolKind = { suffix: '.jsonl', tokenPrefix: 'aud-' }
 
 /** How the recorder and the shipper speak of audit events to the operator. */
 export const AUDIT_WORDS: SpoolWords = {
-  prefix: 'audit', rows: 'audit events', batches: 'audit batches', bound: 'AUDIT_SPOOL_MAX_BYTES', counter: 'audit.dropped', goesOn: 'calls go on',
+  prefix: 'audit',
+  rows: 'audit events',
+  batches: 'audit batches',
+  bound: 'AUDIT_SPOOL_MAX_BYTES',
+  counter: 'audit.dropped',
+  goesOn: 'calls go on',
 }
 
 export const tokenOf = (file: string) => files.tokenOf(file, AUDIT_SPOOL)

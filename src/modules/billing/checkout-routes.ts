@@ -103,7 +103,7 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
           parameters: [{ name: 'result', in: 'query', required: false, schema: { type: 'string', enum: ['success', 'cancel'] } }],
           responses: {
             200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
-            302: { description: 'To the payment provider\'s page', headers: { Location: { schema: { type: 'string', format: 'uri' } } } },
+            302: { description: "To the payment provider's page", headers: { Location: { schema: { type: 'string', format: 'uri' } } } },
             404: { description: 'No such checkout (an HTML page)', content: { 'text/html': { schema: { type: 'string' } } } },
           },
         } as Record<string, unknown>,
@@ -128,7 +128,7 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
         detail: {
           operationId: 'confirmCheckout',
           tags: ['billing'],
-          summary: 'Confirm a local checkout (the page\'s button)',
+          summary: "Confirm a local checkout (the page's button)",
           description:
             'Local billing only (no STRIPE_SECRET_KEY): makes the account Pro. The page posts an empty form; a client that sends `Accept: application/json` gets JSON instead of a page (404 CHECKOUT_NOT_FOUND for an unknown id).',
           security: [],
@@ -170,7 +170,10 @@ export function billingRoutes(services: Services, provider: BillingProvider, onU
         if (event.kind === 'paid') {
           const paid = await confirmCheckout(services, { provider: provider.name, providerRef: event.providerRef }, onUpgraded)
           if (paid && event.checkoutId && event.checkoutId !== paid.id) {
-            log.error({ component: 'billing', stripe_session: event.providerRef, client_reference_id: event.checkoutId, checkout: paid.id }, 'a paid Stripe session names another checkout than the one it paid')
+            log.error(
+              { component: 'billing', stripe_session: event.providerRef, client_reference_id: event.checkoutId, checkout: paid.id },
+              'a paid Stripe session names another checkout than the one it paid',
+            )
           }
           // Not paid by this delivery: a retry of one already handled, or a session that is not ours
           // (another application on the same Stripe account).

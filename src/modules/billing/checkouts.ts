@@ -105,9 +105,7 @@ export async function findCheckoutByRef(services: Pick<Services, 'db'>, provider
 type Target = { id: string } | { provider: string; providerRef: string }
 
 function matches(target: Target) {
-  return 'id' in target
-    ? eq(checkouts.id, target.id)
-    : and(eq(checkouts.provider, target.provider), eq(checkouts.providerRef, target.providerRef))
+  return 'id' in target ? eq(checkouts.id, target.id) : and(eq(checkouts.provider, target.provider), eq(checkouts.providerRef, target.providerRef))
 }
 
 /**

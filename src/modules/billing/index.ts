@@ -77,7 +77,7 @@ export function billingModule(services: Services, auth: Auth, { onUpgraded }: Bi
           tags: ['account'],
           summary: 'Start an upgrade to Pro',
           description:
-            'Returns a short checkout URL. The plan does not change here: it becomes Pro only when the payment provider confirms the checkout (a Stripe webhook, or the confirm button of the local provider). 400 ALREADY_PRO when the account is already on Pro; 404 ACCOUNT_NOT_FOUND when the key\'s account no longer exists. Accepts Idempotency-Key.',
+            "Returns a short checkout URL. The plan does not change here: it becomes Pro only when the payment provider confirms the checkout (a Stripe webhook, or the confirm button of the local provider). 400 ALREADY_PRO when the account is already on Pro; 404 ACCOUNT_NOT_FOUND when the key's account no longer exists. Accepts Idempotency-Key.",
         },
       },
     )

@@ -91,7 +91,9 @@ export const StripeEvent = t.Object(
   {
     additionalProperties: true,
     description: 'A Stripe event as Stripe sends it; verified by its Stripe-Signature header over the raw body',
-    examples: [{ id: 'evt_1Nq', object: 'event', type: 'checkout.session.completed', data: { object: { id: 'cs_test_a1', client_reference_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA', payment_status: 'paid' } } }],
+    examples: [
+      { id: 'evt_1Nq', object: 'event', type: 'checkout.session.completed', data: { object: { id: 'cs_test_a1', client_reference_id: 'co_3q2V8mJcQ1aXy0bq9Wc2rA', payment_status: 'paid' } } },
+    ],
   },
 )
 

@@ -65,7 +65,10 @@ function body(input: PageInput): { title: string; html: string } {
     case 'paid':
       return { title: 'Already paid', html: '<h1>Already paid</h1><p>This checkout is complete; the account is on Pro.</p>' }
     case 'processing':
-      return { title: 'Payment received', html: '<h1>Thank you</h1><p>The payment provider is confirming your payment; the account switches to Pro in a moment. GET /api/v1/account/status shows the plan.</p>' }
+      return {
+        title: 'Payment received',
+        html: '<h1>Thank you</h1><p>The payment provider is confirming your payment; the account switches to Pro in a moment. GET /api/v1/account/status shows the plan.</p>',
+      }
     case 'cancelled':
       return { title: 'Checkout cancelled', html: '<h1>Checkout cancelled</h1><p>Nothing was charged. Open the checkout link again to retry.</p>' }
     case 'expired':

@@ -17,7 +17,7 @@ describe('verifyStripeSignature', () => {
     expect(verifyStripeSignature(payload, rotated, SECRET, NOW)).toBe(true)
   })
 
-  test('the HMAC is over `${t}.${raw body}` with the whsec_ string as key (Stripe\'s scheme)', async () => {
+  test("the HMAC is over `${t}.${raw body}` with the whsec_ string as key (Stripe's scheme)", async () => {
     const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
     const mac = Buffer.from(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${NOW}.${payload}`))).toString('hex')
     expect(verifyStripeSignature(payload, `t=${NOW},v1=${mac}`, SECRET, NOW)).toBe(true)

@@ -96,13 +96,7 @@ export function stripeSignature(payload: string, secret: string, timestamp: numb
  * (either way: a clock running ahead is no licence to replay). Several v1 values occur while a
  * secret is being rolled; v0 and unknown schemes are ignored.
  */
-export function verifyStripeSignature(
-  payload: string,
-  header: string | null,
-  secret: string,
-  nowSeconds: number,
-  toleranceSeconds = STRIPE_SIGNATURE_TOLERANCE_SECONDS,
-): boolean {
+export function verifyStripeSignature(payload: string, header: string | null, secret: string, nowSeconds: number, toleranceSeconds = STRIPE_SIGNATURE_TOLERANCE_SECONDS): boolean {
   if (!header) return false
   let timestamp: number | undefined
   const signatures: string[] = []

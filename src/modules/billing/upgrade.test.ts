@@ -104,7 +104,10 @@ describe('POST /api/v1/account/upgrade (local provider)', () => {
     expect(number.status, show(number)).toBe(400)
     const array = await call(app, 'POST', '/api/v1/account/upgrade', { token: apiKey, body: '[]' })
     expect(array.status, show(array)).toBe(400)
-    const count = await api.deps.db.select().from(checkouts).where(eq(checkouts.accountId, (await accountIdOf(apiKey))!))
+    const count = await api.deps.db
+      .select()
+      .from(checkouts)
+      .where(eq(checkouts.accountId, (await accountIdOf(apiKey))!))
     expect(count.length).toBe(0)
   })
 
@@ -128,7 +131,10 @@ describe('POST /api/v1/account/upgrade (local provider)', () => {
     expect(retry.status, show(retry)).toBe(200)
     expect(retry.headers.get(REPLAYED_HEADER), show(retry)).toBe('true')
     expect(retry.body.data.checkout_id, show(retry)).toBe(first.body.data.checkout_id)
-    const rows = await api.deps.db.select().from(checkouts).where(eq(checkouts.accountId, (await accountIdOf(apiKey))!))
+    const rows = await api.deps.db
+      .select()
+      .from(checkouts)
+      .where(eq(checkouts.accountId, (await accountIdOf(apiKey))!))
     expect(rows.length).toBe(1)
     const other = await call(app, 'POST', '/api/v1/account/upgrade', { token: apiKey, body: { interval: 'monthly' }, headers: { [IDEMPOTENCY_HEADER]: key } })
     expect(other.status, show(other)).toBe(400)

@@ -25,7 +25,7 @@ describe('POST /api/analytics/link-conversion: happy paths', () => {
     expect(Number(rows[0]!.value)).toBe(49.9)
   })
 
-  test('API key of the link\'s account: no signature needed', async () => {
+  test("API key of the link's account: no signature needed", async () => {
     const { clickId } = click(proLink)
     const res = await call(app, 'POST', PATH, { token: pro.key, body: { clickId, conversionType: 'signup', eventId: uniqueName('evt_') } })
     expect(res.status, show(res)).toBe(201)
@@ -54,7 +54,14 @@ describe('POST /api/analytics/link-conversion: happy paths', () => {
     const body = { ...click(linkId), conversionType: 'signup', eventId: 'evt-concurrent' }
     const results = await Promise.all(Array.from({ length: 100 }, () => call(app, 'POST', PATH, { body })))
     const statuses = results.map((r) => r.status)
-    expect(statuses.filter((s) => s === 201).length, results.map(show).filter((s) => !s.startsWith('20')).slice(0, 3).join('\n')).toBe(1)
+    expect(
+      statuses.filter((s) => s === 201).length,
+      results
+        .map(show)
+        .filter((s) => !s.startsWith('20'))
+        .slice(0, 3)
+        .join('\n'),
+    ).toBe(1)
     expect(statuses.filter((s) => s === 200).length).toBe(99)
     expect(new Set(results.map((r) => r.body.conversionId)).size).toBe(1)
     expect((await rowsOf(linkId)).length).toBe(1)

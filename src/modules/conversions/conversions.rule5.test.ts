@@ -89,7 +89,7 @@ describe('the order key (type, externalOrderId) identifies a purchase, sale or r
     expect((await rowsOf(linkId)).length).toBe(3)
   })
 
-  test('the same externalOrderId in another account is that account\'s own order, not a duplicate', async () => {
+  test("the same externalOrderId in another account is that account's own order, not a duplicate", async () => {
     const externalOrderId = uniqueName('order_')
     const mine = await call(app, 'POST', PATH, { body: { ...click(proLink), ...order({ externalOrderId }) } })
     const theirs = await call(app, 'POST', PATH, { body: { ...click(await newLink(otherPro.id)), ...order({ externalOrderId }) } })
@@ -102,7 +102,14 @@ describe('the order key (type, externalOrderId) identifies a purchase, sale or r
     const report = { ...click(linkId), ...order() }
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => call(app, 'POST', PATH, { body: { ...report, eventId: `evt-race-${i}` } })))
     const statuses = results.map((r) => r.status)
-    expect(statuses.filter((s) => s === 201).length, results.map(show).filter((s) => !s.startsWith('20')).slice(0, 3).join('\n')).toBe(1)
+    expect(
+      statuses.filter((s) => s === 201).length,
+      results
+        .map(show)
+        .filter((s) => !s.startsWith('20'))
+        .slice(0, 3)
+        .join('\n'),
+    ).toBe(1)
     expect(statuses.filter((s) => s === 200).length).toBe(49)
     expect(new Set(results.map((r) => r.body.conversionId)).size).toBe(1)
     expect((await rowsOf(linkId)).length).toBe(1)
@@ -112,7 +119,8 @@ describe('the order key (type, externalOrderId) identifies a purchase, sale or r
   test('pixel: the same order under another eventId is the original conversion, no second row', async () => {
     const linkId = await newLink(pro.id)
     const c = click(linkId)
-    const params = (eventId: string) => new URLSearchParams({ mu_click: c.clickId, mu_sig: c.clickSignature, conversionType: 'purchase', externalOrderId: 'px-order', value: '19.99', currency: 'USD', eventId })
+    const params = (eventId: string) =>
+      new URLSearchParams({ mu_click: c.clickId, mu_sig: c.clickSignature, conversionType: 'purchase', externalOrderId: 'px-order', value: '19.99', currency: 'USD', eventId })
     for (const eventId of ['px-a', 'px-b']) {
       const res = await call(app, 'GET', `${PIXEL}?${params(eventId)}`)
       expect(res.status).toBe(200)

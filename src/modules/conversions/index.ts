@@ -68,7 +68,22 @@ export function conversionsModule(services: Services, auth: Auth) {
       },
       {
         body: 'ConversionRequest',
-        response: { 200: 'ConversionResponse', 201: 'ConversionResponse', ...errorResponses('OCCURRED_AT_INVALID', 'CONVERSION_WINDOW_CLOSED', 'UNAUTHORIZED', 'CLICK_SIGNATURE_INVALID', 'LINK_NOT_OWNED', 'PRO_REQUIRED', 'LINK_NOT_FOUND', 'CONVERSION_CONFLICT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE') },
+        response: {
+          200: 'ConversionResponse',
+          201: 'ConversionResponse',
+          ...errorResponses(
+            'OCCURRED_AT_INVALID',
+            'CONVERSION_WINDOW_CLOSED',
+            'UNAUTHORIZED',
+            'CLICK_SIGNATURE_INVALID',
+            'LINK_NOT_OWNED',
+            'PRO_REQUIRED',
+            'LINK_NOT_FOUND',
+            'CONVERSION_CONFLICT',
+            'RATE_LIMITED',
+            'SERVICE_UNAVAILABLE',
+          ),
+        },
         detail: {
           operationId: 'reportConversion',
           tags: ['conversions'],
@@ -79,10 +94,10 @@ export function conversionsModule(services: Services, auth: Auth) {
           'x-auth': 'account',
           'x-scopes': ['conversions:write'],
           description: [
-            'Authenticated EITHER by `Authorization: Bearer <mk_ key>` of the clicked link\'s account (server side) OR, with no Authorization header, by `clickSignature` = the `mu_sig` the redirect appended (browser side: never put an API key in a browser).',
+            "Authenticated EITHER by `Authorization: Bearer <mk_ key>` of the clicked link's account (server side) OR, with no Authorization header, by `clickSignature` = the `mu_sig` the redirect appended (browser side: never put an API key in a browser).",
             'Rules: value >= 0 needs currency; purchase, sale and refund need externalOrderId; eventId is required otherwise; occurredAt defaults to now, must be after the click, at most 5 minutes ahead and within 30 days of the click (so must the report itself). A refund is a positive value, subtracted from revenue.',
             '201 when recorded. 200 with duplicate true and the original conversionId (also under concurrent retries) for a repeat: for purchase, sale and refund, the same conversionType + externalOrderId with the same value and currency, whatever the eventId; for other types, the same eventId (or conversionType + externalOrderId) with the same payload. 409 CONVERSION_CONFLICT when an order comes again with a different value or currency, when a key comes again with a different payload, or when the eventId belongs to one conversion and the order to another.',
-            'Errors: 400 VALIDATION_FAILED / OCCURRED_AT_INVALID / CONVERSION_WINDOW_CLOSED; 401 UNAUTHORIZED (no key and no signature, or a bad key) / CLICK_SIGNATURE_INVALID (tampered or another click\'s signature); 403 LINK_NOT_OWNED (key of another account) / PRO_REQUIRED; 404 LINK_NOT_FOUND; 429 RATE_LIMITED (per key, or per IP for signature calls).',
+            "Errors: 400 VALIDATION_FAILED / OCCURRED_AT_INVALID / CONVERSION_WINDOW_CLOSED; 401 UNAUTHORIZED (no key and no signature, or a bad key) / CLICK_SIGNATURE_INVALID (tampered or another click's signature); 403 LINK_NOT_OWNED (key of another account) / PRO_REQUIRED; 404 LINK_NOT_FOUND; 429 RATE_LIMITED (per key, or per IP for signature calls).",
           ].join('\n\n'),
         } as Record<string, unknown>,
       },

@@ -22,14 +22,18 @@ export const ConversionRequest = t.Object(
   {
     clickId: t.String({ minLength: 1, maxLength: L.clickId, description: 'The mu_click parameter of the redirect', examples: [exampleClick] }),
     clickSignature: t.Optional(
-      t.String({ maxLength: L.clickSignature, description: 'The mu_sig parameter of the redirect; required unless authenticated with the API key of the link\'s account', examples: [exampleSig] }),
+      t.String({ maxLength: L.clickSignature, description: "The mu_sig parameter of the redirect; required unless authenticated with the API key of the link's account", examples: [exampleSig] }),
     ),
     conversionType: t.String({ minLength: 1, maxLength: L.conversionType, description: 'purchase, signup, lead, sale, refund, …', examples: ['purchase'] }),
     value: t.Optional(t.Number({ minimum: 0, maximum: MAX_VALUE, description: 'Non-negative; needs currency. A refund is a positive value subtracted from revenue.', examples: [49.9] })),
     currency: t.Optional(t.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217; required with value', examples: ['EUR'] })),
-    externalOrderId: t.Optional(t.String({ minLength: 1, maxLength: L.externalOrderId, description: 'Required for purchase, sale and refund; deduplication key per conversion type', examples: ['order-1042'] })),
+    externalOrderId: t.Optional(
+      t.String({ minLength: 1, maxLength: L.externalOrderId, description: 'Required for purchase, sale and refund; deduplication key per conversion type', examples: ['order-1042'] }),
+    ),
     eventId: t.Optional(t.String({ minLength: 1, maxLength: L.eventId, description: 'Stable idempotency key; required when externalOrderId is absent', examples: ['evt_7f3a'] })),
-    occurredAt: t.Optional(t.String({ maxLength: 40, description: 'ISO 8601 date-time; default: receipt time. After the click, at most 5 minutes ahead, within 30 days of the click.', examples: ['2026-11-21T12:00:00Z'] })),
+    occurredAt: t.Optional(
+      t.String({ maxLength: 40, description: 'ISO 8601 date-time; default: receipt time. After the click, at most 5 minutes ahead, within 30 days of the click.', examples: ['2026-11-21T12:00:00Z'] }),
+    ),
     source: t.Optional(t.String({ maxLength: L.source, examples: ['checkout'] })),
     metadata: t.Optional(t.Unknown({ description: `Any JSON value, at most ${L.metadata} serialized characters` })),
   },

@@ -50,9 +50,7 @@ export async function revenueForLink(db: Pick<Db, 'select'>, linkId: string, sin
     else line.gross += row.value
     byCurrency.set(row.currency, line)
   }
-  const revenue = [...byCurrency.values()]
-    .map((line) => ({ ...line, net: round(line.gross - line.refunds) }))
-    .sort((a, b) => (a.currency < b.currency ? -1 : 1))
+  const revenue = [...byCurrency.values()].map((line) => ({ ...line, net: round(line.gross - line.refunds) })).sort((a, b) => (a.currency < b.currency ? -1 : 1))
   return { conversions: list, revenue }
 }
 

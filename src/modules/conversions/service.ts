@@ -64,8 +64,10 @@ export function checkFields(input: ConversionInput): void {
     throw new ApiError('VALIDATION_FAILED', `body.${field}: ${message}`)
   }
   if (typeof input.clickId !== 'string' || input.clickId.length === 0 || input.clickId.length > CONVERSION_LIMITS.clickId) bad('clickId', `required, at most ${CONVERSION_LIMITS.clickId} characters`)
-  if (input.clickSignature !== undefined && (typeof input.clickSignature !== 'string' || input.clickSignature.length > CONVERSION_LIMITS.clickSignature)) bad('clickSignature', `at most ${CONVERSION_LIMITS.clickSignature} characters`)
-  if (typeof input.conversionType !== 'string' || input.conversionType.trim().length === 0 || input.conversionType.length > CONVERSION_LIMITS.conversionType) bad('conversionType', `required, 1-${CONVERSION_LIMITS.conversionType} characters`)
+  if (input.clickSignature !== undefined && (typeof input.clickSignature !== 'string' || input.clickSignature.length > CONVERSION_LIMITS.clickSignature))
+    bad('clickSignature', `at most ${CONVERSION_LIMITS.clickSignature} characters`)
+  if (typeof input.conversionType !== 'string' || input.conversionType.trim().length === 0 || input.conversionType.length > CONVERSION_LIMITS.conversionType)
+    bad('conversionType', `required, 1-${CONVERSION_LIMITS.conversionType} characters`)
   for (const field of ['externalOrderId', 'eventId', 'source'] as const) {
     const v = input[field]
     if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > CONVERSION_LIMITS[field])) bad(field, `1-${CONVERSION_LIMITS[field]} characters`)
@@ -148,7 +150,7 @@ export async function recordConversion(services: Services, input: ConversionInpu
   const keyAccountId = caller?.accountId ?? null
   if (caller === null) {
     if (input.clickSignature === undefined) {
-      throw new ApiError('UNAUTHORIZED', 'Send clickSignature (the mu_sig of the redirect) or Authorization: Bearer <API key of the link\'s account>.')
+      throw new ApiError('UNAUTHORIZED', "Send clickSignature (the mu_sig of the redirect) or Authorization: Bearer <API key of the link's account>.")
     }
     if (!verifyClickSignature(input.clickId, input.clickSignature, services.config.clickSigningKeys)) throw new ApiError('CLICK_SIGNATURE_INVALID')
   }
@@ -337,7 +339,11 @@ async function insertCapped(services: Services, row: ConversionRow, link: { alia
       .where(and(eq(conversions.clickId, row.clickId), eq(conversions.conversionType, row.conversionType)))
     const inserted = await insertRow(tx, row)
     if (inserted.length > 0 && Number(counted?.n ?? 0) >= cap) {
-      throw new ApiError('CONVERSION_LIMIT', `This click already carries ${cap} ${row.conversionType} conversion${cap === 1 ? '' : 's'}, the most a signed report may add.`, { limit: cap, remaining: 0, retryAfter: ATTRIBUTION_WINDOW_MS / 1000 })
+      throw new ApiError('CONVERSION_LIMIT', `This click already carries ${cap} ${row.conversionType} conversion${cap === 1 ? '' : 's'}, the most a signed report may add.`, {
+        limit: cap,
+        remaining: 0,
+        retryAfter: ATTRIBUTION_WINDOW_MS / 1000,
+      })
     }
     return withEvent(services, tx, row, link, inserted)
   })

@@ -54,7 +54,7 @@ describe('the dashboard page', () => {
     expect(forged.status).toBe(303)
   })
 
-  test('signed in: the shell with the session\'s CSRF token, its script and style, and nothing from elsewhere', async () => {
+  test("signed in: the shell with the session's CSRF token, its script and style, and nothing from elsewhere", async () => {
     const response = await get('/app/account', { cookie })
     const html = await response.text()
     expect(response.status, html).toBe(200)
@@ -141,7 +141,7 @@ describe('the dashboard assets', () => {
     expect(gunzipSync(Buffer.from(await favicon.arrayBuffer())).equals(source)).toBe(true)
   })
 
-  test('without a build, /favicon.ico is the API\'s JSON 404', async () => {
+  test("without a build, /favicon.ico is the API's JSON 404", async () => {
     const bare = new Elysia().use(errors).use(dashboardModule(services, { distDir: mkdtempSync(join(tmpdir(), 'no-dashboard-')) }))
     const response = await bare.handle(new Request('http://localhost/favicon.ico'))
     const text = await response.text()
@@ -189,7 +189,11 @@ describe('the dashboard build', () => {
   })
 
   test('type-checks against the typed client generated from the API document (so a drift of the API fails here)', () => {
-    const result = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(ROOT, 'dashboard/tsconfig.json')], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    const result = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(ROOT, 'dashboard/tsconfig.json')], {
+      cwd: ROOT,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     const output = `${result.stdout}${result.stderr}`
     expect(output.trim(), 'tsc -p dashboard/tsconfig.json').toBe('')
     expect(result.exitCode).toBe(0)

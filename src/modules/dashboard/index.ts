@@ -95,9 +95,13 @@ function assetResponse(asset: Asset, acceptEncoding: string, cacheControl = IMMU
 }
 
 const notBuilt = () =>
-  htmlPage('Dashboard not built', '<h1>Dashboard not built</h1><p>This installation has no built dashboard. Run <code>npm run dashboard:build</code> (installing the dependencies does it too) and restart the service.</p>', {
-    status: 503,
-  })
+  htmlPage(
+    'Dashboard not built',
+    '<h1>Dashboard not built</h1><p>This installation has no built dashboard. Run <code>npm run dashboard:build</code> (installing the dependencies does it too) and restart the service.</p>',
+    {
+      status: 503,
+    },
+  )
 
 export function dashboardModule(services: Services, options: { distDir?: string } = {}) {
   const built = loadBuilt(options.distDir ?? DIST_DIR)

@@ -76,9 +76,7 @@ describe('POST /api/v1/domains', () => {
     expect(refused.body, show(refused)).toMatchObject({ error: 'DOMAIN_LIMIT_REACHED', limit: 1, remaining: 0, upgrade_url: 'https://api.sho.rt/api/v1/account/upgrade' })
 
     const pro = await newAccount(api.deps.db, 'pro')
-    const results = await Promise.all(
-      Array.from({ length: 14 }, () => call(app, 'POST', '/api/v1/domains', { token: pro.key, body: { hostname: uniqueHost('pro') } })),
-    )
+    const results = await Promise.all(Array.from({ length: 14 }, () => call(app, 'POST', '/api/v1/domains', { token: pro.key, body: { hostname: uniqueHost('pro') } })))
     const statuses = results.map((r) => r.status)
     expect(statuses.filter((s) => s === 201).length, statuses.join(',')).toBe(10)
     for (const r of results.filter((r) => r.status !== 201)) {

@@ -46,7 +46,7 @@ describe('DELETE /api/v1/domains/{hostname}', () => {
     await addDomain(account, uniqueHost())
   })
 
-  test('security: another account\'s domain is 404 and keeps its links', async () => {
+  test("security: another account's domain is 404 and keeps its links", async () => {
     const [owner, other] = [await newAccount(api.deps.db), await newAccount(api.deps.db)]
     const added = await addDomain(owner, uniqueHost('keep'))
     const link = await newLink(api.deps.db, owner.id, added.hostname, 'k')

@@ -55,7 +55,10 @@ afterAll(async () => {
 
 const recheck = () => recheckDomains(services, createTxtResolver(services.config), mailer)
 const row = async (hostname: string) => (await database.db.select().from(domains).where(eq(domains.hostname, hostname)))[0]!
-const mailsAbout = (hostname: string) => readOutbox().split('===== DEVELOPMENT DELIVERY').filter((entry) => entry.includes(`Subject: The DNS record of ${hostname} is missing`))
+const mailsAbout = (hostname: string) =>
+  readOutbox()
+    .split('===== DEVELOPMENT DELIVERY')
+    .filter((entry) => entry.includes(`Subject: The DNS record of ${hostname} is missing`))
 const readOutbox = () => {
   try {
     return readFileSync(outbox, 'utf8')

@@ -33,7 +33,12 @@ describe('GET /tls/ask', () => {
       expect(res.headers.get('cache-control')).toBe('no-store')
     }
     // The suite's SHORT_DOMAIN is sho.rt (and its short URL https://sho.rt), its API https://api.sho.rt.
-    for (const [spelling, served] of [['sho.rt', 'sho.rt'], ['SHO.RT.', 'sho.rt'], ['sho.rt:8443', 'sho.rt'], ['api.sho.rt', 'api.sho.rt']]) {
+    for (const [spelling, served] of [
+      ['sho.rt', 'sho.rt'],
+      ['SHO.RT.', 'sho.rt'],
+      ['sho.rt:8443', 'sho.rt'],
+      ['api.sho.rt', 'api.sho.rt'],
+    ]) {
       const res = await ask(spelling!)
       expect(res.status, `${spelling}: ${show(res)}`).toBe(200)
       expect(res.body.data.domain, show(res)).toBe(served)
@@ -105,7 +110,7 @@ describe('GET /tls/ask', () => {
     const named = (await testApi({ config: testConfig({ SHORT_DOMAIN: 'go.example.net', SHORT_BASE_URL: 'https://go.example.net', PUBLIC_API_URL: 'https://links.example.net' }) })).app
     expect((await ask('go.example.net', named)).status).toBe(200)
     expect((await ask('links.example.net', named)).status).toBe(200)
-    expect((await ask('sho.rt', named)).status, 'another instance\'s short domain').toBe(404)
+    expect((await ask('sho.rt', named)).status, "another instance's short domain").toBe(404)
   })
 })
 
@@ -133,7 +138,7 @@ describe('servedHosts: the answers behind /tls/ask', () => {
     await until(async () => (await hosts.served(other)) === null, 'the answer dropped on the announcement')
   })
 
-  test("a change made in this process drops the answer before it is published (pub/sub may come later)", async () => {
+  test('a change made in this process drops the answer before it is published (pub/sub may come later)', async () => {
     const real = api.adapters.kv
     // A store whose publish reaches nobody: only the local drop can clear the answer.
     const silent: Kv = {

@@ -70,7 +70,7 @@ describe('POST /api/v1/domains/{hostname}/verify', () => {
     expect((await domainRow(slow.hostname))?.verifiedAt).toBeNull()
   })
 
-  test('security: another account\'s domain is 404 even with its record in DNS, and stays unverified', async () => {
+  test("security: another account's domain is 404 even with its record in DNS, and stays unverified", async () => {
     const [owner, other] = [await newAccount(api.deps.db), await newAccount(api.deps.db)]
     const added = await addDomain(owner, uniqueHost('foreign'))
     dns.setTxt(added.verification.name, [added.verification.value])

@@ -60,7 +60,7 @@ export function domainsModule(services: Services, auth: Auth, resolver: TxtResol
           tags: ['domains'],
           summary: 'Add a custom domain',
           description:
-            'The domain starts unverified; create the TXT record of `data.verification` and call the verify endpoint. Free includes 1 custom domain and Pro 10 (403 DOMAIN_LIMIT_REACHED beyond). A name registered by any account is 409 DOMAIN_TAKEN, except an unverified claim older than 72 hours, which is taken over. IP addresses, ports, single labels and the service\'s own hosts are refused (400).',
+            "The domain starts unverified; create the TXT record of `data.verification` and call the verify endpoint. Free includes 1 custom domain and Pro 10 (403 DOMAIN_LIMIT_REACHED beyond). A name registered by any account is 409 DOMAIN_TAKEN, except an unverified claim older than 72 hours, which is taken over. IP addresses, ports, single labels and the service's own hosts are refused (400).",
         },
       },
     )

@@ -126,7 +126,10 @@ async function recheckOne(services: Deps, resolver: TxtResolver, mailer: Mailer,
   }
   if (found.some((value) => value.trim() === expected.value)) {
     if (!row.recordMissingSince) return 'found'
-    await services.db.update(domains).set({ recordMissingSince: null }).where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, row.recordMissingSince)))
+    await services.db
+      .update(domains)
+      .set({ recordMissingSince: null })
+      .where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, row.recordMissingSince)))
     return 'restored'
   }
   if (!row.recordMissingSince) return firstMiss(services, mailer, row, now)
@@ -162,7 +165,10 @@ async function firstMiss(services: Deps, mailer: Mailer, row: DueDomain, now: Da
     await mailer.send(missingRecordMail(row.email, row, new Date(now.getTime() + UNVERIFY_AFTER_MS), services.config.publicApiUrl))
   } catch (error) {
     log.error({ component: 'domains', domain: row.hostname, error: errorSummary(error) }, 'the mail about a missing TXT record did not go; the check is retried within the hour')
-    await services.db.update(domains).set({ recordMissingSince: null }).where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, now)))
+    await services.db
+      .update(domains)
+      .set({ recordMissingSince: null })
+      .where(and(eq(domains.id, row.id), eq(domains.recordMissingSince, now)))
     return retrySoon(services, row, now)
   }
   return 'first_miss'

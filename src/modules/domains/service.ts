@@ -42,7 +42,14 @@ async function writeDeletedLinks(services: EventServices, tx: Tx, rows: readonly
   for (const row of rows) if (row.accountId !== null) byAccount.set(row.accountId, [...(byAccount.get(row.accountId) ?? []), row])
   for (const [accountId, owned] of byAccount) {
     const webhookIds = await outbox.subscribers(tx, accountId, 'link.deleted')
-    await outbox.write(tx, accountId, 'link.deleted', webhookIds, owned.map((row) => toLinkEventData(row, services)), new Date(services.now()))
+    await outbox.write(
+      tx,
+      accountId,
+      'link.deleted',
+      webhookIds,
+      owned.map((row) => toLinkEventData(row, services)),
+      new Date(services.now()),
+    )
   }
 }
 
@@ -110,7 +117,9 @@ export async function addDomain(
       const pro = account.plan === 'pro'
       throw new ApiError(
         'DOMAIN_LIMIT_REACHED',
-        pro ? `Your plan includes ${limit} custom domains; remove one to add another.` : `The Free plan includes ${limit} custom domain; remove it or upgrade to Pro for ${services.config.limits.plans.pro.customDomains}.`,
+        pro
+          ? `Your plan includes ${limit} custom domains; remove one to add another.`
+          : `The Free plan includes ${limit} custom domain; remove it or upgrade to Pro for ${services.config.limits.plans.pro.customDomains}.`,
         { limit, remaining: 0, ...(!pro && { upgrade_url: upgradeUrl(services) }) },
       )
     }
@@ -167,9 +176,13 @@ export async function verifyDomain(
     found = await resolver.resolveTxt(expected.name)
   } catch (error) {
     if (error instanceof DnsLookupError && error.domainSide) {
-      throw new ApiError('DOMAIN_NOT_VERIFIED', `The DNS servers of ${row.hostname} answered ${error.code} for ${expected.name}; fix its DNS, then verify again. Expected: TXT ${expected.name} "${expected.value}".`, {
-        data: { expected, found: [], dns_error: error.code },
-      })
+      throw new ApiError(
+        'DOMAIN_NOT_VERIFIED',
+        `The DNS servers of ${row.hostname} answered ${error.code} for ${expected.name}; fix its DNS, then verify again. Expected: TXT ${expected.name} "${expected.value}".`,
+        {
+          data: { expected, found: [], dns_error: error.code },
+        },
+      )
     }
     throw new ApiError('SERVICE_UNAVAILABLE', `The DNS lookup of ${expected.name} did not complete; retry shortly.`, { retryAfter: 5 })
   }
@@ -230,12 +243,7 @@ export async function countDomains(services: Pick<Services, 'db'>, accountId: st
  * destination (http or https, never a host served here, so the root cannot redirect to itself). Every
  * redirector is told, so a verified domain's root changes at once.
  */
-export async function setRootUrl(
-  services: Pick<Services, 'db' | 'kv' | 'config' | 'counters'>,
-  accountId: string,
-  rawHostname: string,
-  rawRootUrl: string | null,
-): Promise<DomainRecord> {
+export async function setRootUrl(services: Pick<Services, 'db' | 'kv' | 'config' | 'counters'>, accountId: string, rawHostname: string, rawRootUrl: string | null): Promise<DomainRecord> {
   const hostname = parseHostname(rawHostname)
   const row = await ownedDomain(services, accountId, hostname)
   const rootUrl = rawRootUrl === null ? null : await checkRootUrl(services, rawRootUrl)
@@ -258,11 +266,7 @@ async function checkRootUrl(services: Pick<Services, 'db' | 'config'>, raw: stri
 
 /** Every verified custom domain and the root URLs set among them, for the redirector (GET /internal/domains). */
 export async function verifiedDomains(services: Pick<Services, 'db'>): Promise<{ domains: string[]; root_urls: Record<string, string> }> {
-  const rows = await services.db
-    .select({ hostname: domains.hostname, rootUrl: domains.rootUrl })
-    .from(domains)
-    .where(isNotNull(domains.verifiedAt))
-    .orderBy(asc(domains.hostname))
+  const rows = await services.db.select({ hostname: domains.hostname, rootUrl: domains.rootUrl }).from(domains).where(isNotNull(domains.verifiedAt)).orderBy(asc(domains.hostname))
   const rootUrls: Record<string, string> = {}
   for (const row of rows) if (row.rootUrl) rootUrls[row.hostname] = row.rootUrl
   return { domains: rows.map((r) => r.hostname), root_urls: rootUrls }

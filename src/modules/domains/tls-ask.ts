@@ -91,14 +91,10 @@ export function servedHosts(services: Pick<Services, 'db' | 'kv' | 'config' | 'n
   if (!local) localCaches.set(services.kv, (local = new Set()))
   local.add(drop)
   const ready = services.kv
-    .subscribe(
-      DOMAIN_CHANNEL,
-      drop,
-      () => {
-        epoch++
-        answers.clear()
-      },
-    )
+    .subscribe(DOMAIN_CHANNEL, drop, () => {
+      epoch++
+      answers.clear()
+    })
     .then(() => {
       listening = true
     })

@@ -64,7 +64,10 @@ describe('POST /api/v1/guest/token', () => {
   test('security: the token is stored only as its SHA-256 hash', async () => {
     const res = await call(app, 'POST', '/api/v1/guest/token')
     const token: string = res.body.data.guest_token
-    const byHash = await db.select().from(guestSessions).where(eq(guestSessions.tokenHash, hashSecret(token)))
+    const byHash = await db
+      .select()
+      .from(guestSessions)
+      .where(eq(guestSessions.tokenHash, hashSecret(token)))
     expect(byHash.length, show(res)).toBe(1)
     expect(byHash[0]!.tokenHash, show(res)).toMatch(/^[0-9a-f]{64}$/)
     expect(JSON.stringify(byHash[0]), show(res)).not.toContain(token)

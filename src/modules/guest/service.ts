@@ -54,13 +54,7 @@ export async function authenticateGuest(services: Services, token: string): Prom
   const [counted] = await services.db
     .update(guestSessions)
     .set({ requestCount: sql`${guestSessions.requestCount} + 1` })
-    .where(
-      and(
-        eq(guestSessions.tokenHash, tokenHash),
-        gt(guestSessions.expiresAt, now),
-        lt(guestSessions.requestCount, GUEST_LIMITS.max_requests),
-      ),
-    )
+    .where(and(eq(guestSessions.tokenHash, tokenHash), gt(guestSessions.expiresAt, now), lt(guestSessions.requestCount, GUEST_LIMITS.max_requests)))
     .returning(sessionColumns)
   if (counted) return counted
 
@@ -93,11 +87,7 @@ export async function guestPrincipal(services: Services, token: string): Promise
  * Counts one link against the session inside the caller's transaction; throws GUEST_LINK_LIMIT when
  * the session already has max_links.
  */
-export async function countGuestLink(
-  services: Services,
-  tx: Pick<Services['db'], 'update'>,
-  session: GuestSession,
-): Promise<GuestSession> {
+export async function countGuestLink(services: Services, tx: Pick<Services['db'], 'update'>, session: GuestSession): Promise<GuestSession> {
   const [counted] = await tx
     .update(guestSessions)
     .set({ linkCount: sql`${guestSessions.linkCount} + 1` })
@@ -132,11 +122,7 @@ export function guestUpgrade(services: Pick<Services, 'config'>) {
 }
 
 /** The meta of every response to a guest token, in one shape: usage, notices and the way up. */
-export function guestMeta(
-  services: Pick<Services, 'config'>,
-  guest: GuestSession,
-  extra: { hint?: string; notices?: object[]; limitations?: string[] } = {},
-) {
+export function guestMeta(services: Pick<Services, 'config'>, guest: GuestSession, extra: { hint?: string; notices?: object[]; limitations?: string[] } = {}) {
   return {
     account_type: 'guest',
     ...(extra.hint && { hint: extra.hint }),

@@ -25,7 +25,11 @@ const ReadyResponse = t.Object(
     examples: [
       {
         status: 'ready',
-        checks: { postgres: { status: 'ok', required: true, ms: 0.8 }, redis: { status: 'ok', required: true, ms: 0.3 }, clickhouse: { status: 'failing', required: false, ms: 1000, reason: 'no answer within 1000 ms' } },
+        checks: {
+          postgres: { status: 'ok', required: true, ms: 0.8 },
+          redis: { status: 'ok', required: true, ms: 0.3 },
+          clickhouse: { status: 'failing', required: false, ms: 1000, reason: 'no answer within 1000 ms' },
+        },
       },
     ],
   },
@@ -44,31 +48,33 @@ export function healthModule(services: Services, extraChecks: Record<string, Rea
     ...(services.readDb !== services.db && { postgres_replica: { required: false, probe: () => ping(services.readDb) } }),
     ...auditCheck(services),
   }
-  return new Elysia({ name: 'modules.health' })
-    .use(errors)
-    .model({ HealthResponse, ReadyResponse })
-    .get(
-      '/health',
-      ({ set }) => {
-        set.headers['cache-control'] = 'no-store'
-        return { status: 'ok' as const }
-      },
-      {
-        response: { 200: 'HealthResponse' },
-        detail: { operationId: 'getHealth', tags: ['system'], summary: 'Liveness: the process answers', description: 'Asks no dependency; `/ready` says whether they answer.' },
-      },
-    )
-    // extraChecks is read on each call: the embedded default adds the redirector's once it exists.
-    .get('/ready', async () => readinessResponse(await checkReadiness({ ...checks, ...extraChecks })), {
-      response: { 200: 'ReadyResponse', ...errorResponses('SERVICE_UNAVAILABLE') },
-      detail: {
-        operationId: 'getReadiness',
-        tags: ['system'],
-        summary: 'Readiness: whether each dependency answers',
-        description:
-          '200 while the required dependencies answer (Postgres, Redis), with every check and its time; 503 SERVICE_UNAVAILABLE naming what fails, the checks in `data`. ClickHouse and the audit spool are shown but not required: statistics wait for ClickHouse, everything else works. For load balancers and Kubernetes readiness probes; `/health` is the liveness probe.',
-      },
-    })
+  return (
+    new Elysia({ name: 'modules.health' })
+      .use(errors)
+      .model({ HealthResponse, ReadyResponse })
+      .get(
+        '/health',
+        ({ set }) => {
+          set.headers['cache-control'] = 'no-store'
+          return { status: 'ok' as const }
+        },
+        {
+          response: { 200: 'HealthResponse' },
+          detail: { operationId: 'getHealth', tags: ['system'], summary: 'Liveness: the process answers', description: 'Asks no dependency; `/ready` says whether they answer.' },
+        },
+      )
+      // extraChecks is read on each call: the embedded default adds the redirector's once it exists.
+      .get('/ready', async () => readinessResponse(await checkReadiness({ ...checks, ...extraChecks })), {
+        response: { 200: 'ReadyResponse', ...errorResponses('SERVICE_UNAVAILABLE') },
+        detail: {
+          operationId: 'getReadiness',
+          tags: ['system'],
+          summary: 'Readiness: whether each dependency answers',
+          description:
+            '200 while the required dependencies answer (Postgres, Redis), with every check and its time; 503 SERVICE_UNAVAILABLE naming what fails, the checks in `data`. ClickHouse and the audit spool are shown but not required: statistics wait for ClickHouse, everything else works. For load balancers and Kubernetes readiness probes; `/health` is the liveness probe.',
+        },
+      })
+  )
 }
 
 /** The audit spool is shown when the audit recorder keeps counters: full means Agent calls go unaudited. */

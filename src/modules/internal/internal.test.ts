@@ -13,8 +13,7 @@ beforeAll(async () => {
 })
 
 const secret = { 'x-internal-secret': TEST_INTERNAL_SECRET }
-const resolve = (query: string, headers: Record<string, string> = secret, target: TestApp = app) =>
-  call(target, 'GET', `/internal/resolve?${query}`, { headers })
+const resolve = (query: string, headers: Record<string, string> = secret, target: TestApp = app) => call(target, 'GET', `/internal/resolve?${query}`, { headers })
 
 async function createLink(target: TestApp = app): Promise<{ alias: string; expires_at: string }> {
   const token = await newGuestToken(target)

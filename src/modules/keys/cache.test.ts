@@ -26,7 +26,10 @@ describe('cached API keys', () => {
     const account = await newAccount(api.deps.db)
     const first = await status(account.key)
     expect(first.status, show(first)).toBe(200)
-    await api.deps.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, hashSecret(account.key)))
+    await api.deps.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.keyHash, hashSecret(account.key)))
     clock += KEY_VERDICT_TTL_MS
     const revoked = await status(account.key)
     expect(revoked.status, show(revoked)).toBe(401)

@@ -107,7 +107,7 @@ describe('API keys', () => {
     expect((await call(app, 'GET', '/api/v1/account/status', { token: aliceKey.key })).status).toBe(200)
     expect((await listKeys(mallory.key)).text).not.toContain(aliceKey.id)
 
-    for (const id of ['key_' + 'A'.repeat(22), 'nope', aliceKey.id.slice(0, -1)]) {
+    for (const id of [`key_${'A'.repeat(22)}`, 'nope', aliceKey.id.slice(0, -1)]) {
       const res = await call(app, 'DELETE', `${KEYS}/${id}`, { token: alice.key })
       expect(res.status, `${id}: ${show(res)}`).toBe(404)
     }
@@ -124,7 +124,11 @@ describe('API keys', () => {
     const human = await newAccount(api.deps.db)
     const { token } = await agentToken(app, human, ['links:read', 'account:read'])
     const keyId = (await listKeys(human.key)).body.data.keys[0].id
-    for (const [method, path, body] of [['GET', KEYS], ['POST', KEYS, { name: 'mine now' }], ['DELETE', `${KEYS}/${keyId}`]] as const) {
+    for (const [method, path, body] of [
+      ['GET', KEYS],
+      ['POST', KEYS, { name: 'mine now' }],
+      ['DELETE', `${KEYS}/${keyId}`],
+    ] as const) {
       const res = await call(app, method, path, { token, body })
       expect(res.status, `${method} ${path}: ${show(res)}`).toBe(403)
       expect(res.body.error).toBe('HUMAN_ONLY')

@@ -44,7 +44,9 @@ export const ApiKeyListResponse = t.Object(
 export const CreateApiKeyRequest = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: KEY_NAME_MAX, description: `1-${KEY_NAME_MAX} characters once trimmed` }),
-    scopes: t.Optional(t.Union([t.Array(t.String({ maxLength: 40 }), { minItems: 1, maxItems: KEY_SCOPES.length + 1 }), t.Null()], { description: `Absent or null: full access. ${scopesDescription}` })),
+    scopes: t.Optional(
+      t.Union([t.Array(t.String({ maxLength: 40 }), { minItems: 1, maxItems: KEY_SCOPES.length + 1 }), t.Null()], { description: `Absent or null: full access. ${scopesDescription}` }),
+    ),
   },
   { examples: [{ name: 'CI deploys', scopes: ['links:read', 'links:write'] }, { name: 'Laptop' }] },
 )

@@ -83,7 +83,10 @@ describe('revoking a key', () => {
     const realClock = (await testApi({ kv: otherAdapters.kv, limiter: otherAdapters.limiter, idempotency: otherAdapters.idempotency })).app
     expect((await links(realClock, second.key)).status).toBe(200)
     expect((await call(app, 'DELETE', `${KEYS}/${second.id}`, { token: human.key })).status).toBe(200)
-    const eventually = await waitFor(() => links(realClock, second.key), (r) => r.status === 401)
+    const eventually = await waitFor(
+      () => links(realClock, second.key),
+      (r) => r.status === 401,
+    )
     expect(eventually.status, show(eventually)).toBe(401)
   })
 })
@@ -109,7 +112,13 @@ describe('last_used_at', () => {
     const marker = await newKey(human.key, 'marker')
     expect((await links(timed, key)).status).toBe(200)
     expect((await links(timed, marker.key)).status).toBe(200)
-    expect(await waitFor(() => storedOf(marker.id), (at) => at !== null), 'the later use written').toBe(clock)
+    expect(
+      await waitFor(
+        () => storedOf(marker.id),
+        (at) => at !== null,
+      ),
+      'the later use written',
+    ).toBe(clock)
     expect(await stored(), 'rewritten within the minute').toBe(first)
 
     clock += LAST_USED_GRANULARITY_MS / 2 + KEY_VERDICT_TTL_MS

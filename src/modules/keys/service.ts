@@ -73,7 +73,10 @@ export async function createKey(
   const now = new Date(services.now())
   return services.db.transaction(async (tx) => {
     await lockFor(tx, 'apiKeyCreate', accountId)
-    const [live] = await tx.select({ n: count() }).from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    const [live] = await tx
+      .select({ n: count() })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
     if (Number(live?.n ?? 0) >= MAX_LIVE_KEYS) {
       throw new ApiError('API_KEY_LIMIT_REACHED', `An account can have at most ${MAX_LIVE_KEYS} live API keys; revoke one to make room.`, { limit: MAX_LIVE_KEYS, remaining: 0 })
     }

@@ -115,7 +115,10 @@ describe('account_link_months equals the links, month by month', () => {
       aliases.push(made.body.data.alias)
     }
     // A guest link is never counted (no account), whatever its creation time.
-    await api.deps.db.update(links).set({ createdAt: lastMonth() }).where(and(eq(links.alias, aliases[0]!), eq(links.domain, 'sho.rt')))
+    await api.deps.db
+      .update(links)
+      .set({ createdAt: lastMonth() })
+      .where(and(eq(links.alias, aliases[0]!), eq(links.domain, 'sho.rt')))
     const email = uniqueEmail('counted')
     expect((await register(guest, email)).status).toBe(200)
     const verified = await verify(guest, email, latestCode(sink, email))

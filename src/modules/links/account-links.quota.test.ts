@@ -47,7 +47,10 @@ describe('monthly link quota', () => {
     const res = await shorten(token, { url: 'https://example.com/g', alias: freshAlias() })
     expect(res.status, show(res)).toBe(200)
     expect(res.body.meta.account_type, show(res)).toBe('guest')
-    expect(res.body.meta.notices.map((n: { field: string }) => n.field), show(res)).toEqual(['alias'])
+    expect(
+      res.body.meta.notices.map((n: { field: string }) => n.field),
+      show(res),
+    ).toEqual(['alias'])
   })
 })
 

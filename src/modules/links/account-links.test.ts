@@ -92,7 +92,7 @@ describe('POST /api/v1/shorten with an API key', () => {
   test('a verified custom domain of the account takes 1-character aliases and reserved words', async () => {
     const account = await newAccount(api.deps.db, 'pro')
     const host = await newDomain(api.deps.db, account.id)
-    const res = await shorten(account.key, { url: 'https://example.com/d', alias: 'd', domain: host.toUpperCase() + '.' })
+    const res = await shorten(account.key, { url: 'https://example.com/d', alias: 'd', domain: `${host.toUpperCase()}.` })
     expect(res.status, show(res)).toBe(200)
     expect(res.body.data, show(res)).toMatchObject({ short_url: `https://${host}/d`, alias: 'd', domain: host })
     expect((await shorten(account.key, { url: 'https://example.com/api', alias: 'api', domain: host })).status).toBe(200)
@@ -149,7 +149,10 @@ describe('POST /api/v1/shorten with an API key', () => {
 
   test('the URL rules of guest links apply', async () => {
     const account = await newAccount(api.deps.db)
-    for (const [url, code] of [['javascript:alert(1)', 'INVALID_URL'], ['https://sho.rt/loop', 'DESTINATION_LOOPS']]) {
+    for (const [url, code] of [
+      ['javascript:alert(1)', 'INVALID_URL'],
+      ['https://sho.rt/loop', 'DESTINATION_LOOPS'],
+    ]) {
       const res = await shorten(account.key, { url })
       expect(res.status, show(res)).toBe(400)
       expect(res.body.error, show(res)).toBe(code)
@@ -159,7 +162,7 @@ describe('POST /api/v1/shorten with an API key', () => {
   test('security: unknown and revoked keys are 401; authentication comes before validation', async () => {
     const account = await newAccount(api.deps.db)
     await api.deps.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.accountId, account.id))
-    for (const key of [account.key, 'mk_' + 'Z'.repeat(43)]) {
+    for (const key of [account.key, `mk_${'Z'.repeat(43)}`]) {
       const res = await shorten(key, { url: 5 })
       expect(res.status, show(res)).toBe(401)
       expect(res.body.error, show(res)).toBe('UNAUTHORIZED')

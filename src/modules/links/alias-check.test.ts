@@ -48,10 +48,14 @@ describe('POST /api/v1/alias/check', () => {
 
   test('security: 60 checks a minute per IP, then 429 with Retry-After; a bogus token changes nothing', async () => {
     const ip = uniqueIp()
-    const results = await Promise.all(
-      Array.from({ length: ALIAS_CHECK_RATE.limit }, () => call(app, 'POST', '/api/v1/alias/check', { ip, body: { alias: 'probe' } })),
-    )
-    expect(results.every((r) => r.status === 200), results.filter((r) => r.status !== 200).map(show).join('\n')).toBe(true)
+    const results = await Promise.all(Array.from({ length: ALIAS_CHECK_RATE.limit }, () => call(app, 'POST', '/api/v1/alias/check', { ip, body: { alias: 'probe' } })))
+    expect(
+      results.every((r) => r.status === 200),
+      results
+        .filter((r) => r.status !== 200)
+        .map(show)
+        .join('\n'),
+    ).toBe(true)
     const limited = await call(app, 'POST', '/api/v1/alias/check', { ip, body: { alias: 'probe' } })
     expect(limited.status, show(limited)).toBe(429)
     expect(limited.body, show(limited)).toMatchObject({ error: 'RATE_LIMITED', limit: 60, remaining: 0 })

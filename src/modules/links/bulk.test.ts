@@ -96,9 +96,9 @@ describe('POST /api/v1/links/bulk', () => {
   test('the monthly quota applies item by item', async () => {
     const account = await newAccount(api.deps.db)
     const tag = uniqueName('', 6)
-    await api.deps.db.insert(links).values(
-      Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bq-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
-    )
+    await api.deps.db
+      .insert(links)
+      .values(Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bq-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })))
     const res = await bulk(account.key, { links: [1, 2, 3].map((i) => ({ url: `https://example.com/q/${i}` })) })
     expect(res.status, show(res)).toBe(200)
     expect(res.body.data.summary, show(res)).toEqual({ total: 3, succeeded: 2, failed: 1 })
@@ -117,14 +117,17 @@ describe('POST /api/v1/links/bulk', () => {
   test('in one transaction the quota still counts item by item: a taken alias uses none, items past it are not stored', async () => {
     const account = await newAccount(api.deps.db)
     const tag = uniqueName('', 6)
-    await api.deps.db.insert(links).values(
-      Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bt-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
-    )
+    await api.deps.db
+      .insert(links)
+      .values(Array.from({ length: 998 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bt-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })))
     const past = freshAlias('past')
     const items = [{ url: 'https://example.com/t/0' }, { url: 'https://example.com/t/1', alias: `bt-${tag}-0` }, { url: 'https://example.com/t/2' }, { url: 'https://example.com/t/3', alias: past }]
     const res = await bulk(account.key, { links: items })
     expect(res.status, show(res)).toBe(200)
-    expect(res.body.data.results.map((r: { success: boolean; error?: string }) => (r.success ? 'ok' : r.error)), show(res)).toEqual(['ok', 'ALIAS_TAKEN', 'ok', 'LINK_QUOTA_EXCEEDED'])
+    expect(
+      res.body.data.results.map((r: { success: boolean; error?: string }) => (r.success ? 'ok' : r.error)),
+      show(res),
+    ).toEqual(['ok', 'ALIAS_TAKEN', 'ok', 'LINK_QUOTA_EXCEEDED'])
     expect(res.body.meta.usage.links_this_month, show(res)).toBe(1000)
     expect(await countOf(account.id)).toBe(1000)
     expect((await api.deps.db.select({ id: links.id }).from(links).where(eq(links.alias, past))).length, 'an item past the quota leaves its alias free').toBe(0)
@@ -133,9 +136,9 @@ describe('POST /api/v1/links/bulk', () => {
   test('security: concurrent bulk requests and shortens of one account never exceed the quota', async () => {
     const account = await newAccount(api.deps.db)
     const tag = uniqueName('', 6)
-    await api.deps.db.insert(links).values(
-      Array.from({ length: 995 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bc-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })),
-    )
+    await api.deps.db
+      .insert(links)
+      .values(Array.from({ length: 995 }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `bc-${tag}-${i}`, url: 'https://example.com/f', accountId: account.id })))
     const batch = (n: number) => ({ links: Array.from({ length: 4 }, (_, i) => ({ url: `https://example.com/c/${n}/${i}` })) })
     const answers = await Promise.all([
       bulk(account.key, batch(1)),

@@ -74,7 +74,10 @@ export async function bulkCreate(services: Services, account: AccountPrincipal, 
       return failure(index, error)
     }
   })
-  const destinations = await checkDestinations(services, inputs.map((input) => ('success' in input ? '' : input.url)))
+  const destinations = await checkDestinations(
+    services,
+    inputs.map((input) => ('success' in input ? '' : input.url)),
+  )
   const prepared = await mapLimit(inputs, PREPARE_CONCURRENCY, async (input, index): Promise<NewLink | BulkItemResult> => {
     if ('success' in input) return input
     try {
@@ -94,7 +97,7 @@ export async function bulkCreate(services: Services, account: AccountPrincipal, 
     try {
       const batch = await insertLinks(services, account, valid)
       used = batch.used
-      batch.results.forEach((result, k) => inserted.set(valid[k]!.index, result))
+      for (const [k, result] of batch.results.entries()) inserted.set(valid[k]!.index, result)
     } catch (error) {
       for (const { index } of valid) inserted.set(index, toError(error))
     }

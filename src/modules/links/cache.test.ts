@@ -18,7 +18,10 @@ beforeAll(async () => {
 })
 
 async function link(url: string) {
-  const [row] = await api.deps.db.insert(links).values({ id: newId('link'), domain: 'sho.rt', alias: `c-${crypto.randomUUID().slice(0, 12)}`, url }).returning()
+  const [row] = await api.deps.db
+    .insert(links)
+    .values({ id: newId('link'), domain: 'sho.rt', alias: `c-${crypto.randomUUID().slice(0, 12)}`, url })
+    .returning()
   return row!
 }
 
@@ -39,7 +42,10 @@ describe('syncLinkCache', () => {
       const key = linkCacheKey('sho.rt', row.alias)
       await syncLinkCache(services, row, stale, { publish: false })
       expect(await api.adapters.kv.get(key)).toBeNull()
-      await until(() => messages.includes(key), () => `${key} announced: ${JSON.stringify(messages)}`)
+      await until(
+        () => messages.includes(key),
+        () => `${key} announced: ${JSON.stringify(messages)}`,
+      )
     } finally {
       await unsubscribe()
     }

@@ -9,13 +9,7 @@
 // Whatever the interleaving, the last write is followed by its own check, which sees every commit made
 // before it; a commit after that check is followed by that writer's own write and check.
 import { and, asc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm'
-import {
-  encodeCachedLink,
-  INVALIDATION_CHANNEL,
-  LINK_CACHE_TTL_SECONDS,
-  linkCacheKey,
-  type CachedLink,
-} from '../../../core/link-cache'
+import { encodeCachedLink, INVALIDATION_CHANNEL, LINK_CACHE_TTL_SECONDS, linkCacheKey, type CachedLink } from '../../../core/link-cache'
 import { accounts, links, type Plan, type LinkRow } from '../../db/schema'
 import type { Services } from '../../services'
 import { PLAN_FEATURES } from '../../lib/plans'
@@ -55,12 +49,7 @@ export type LinkWithPlan = LinkRow & { plan: Plan | null }
 
 /** The link matching `where` (one at most) with its account's plan. */
 export async function findLinkWithPlan(services: Pick<Services, 'db'>, where: SQL | undefined): Promise<LinkWithPlan | undefined> {
-  const [found] = await services.db
-    .select({ link: links, plan: accounts.plan })
-    .from(links)
-    .leftJoin(accounts, eq(accounts.id, links.accountId))
-    .where(where)
-    .limit(1)
+  const [found] = await services.db.select({ link: links, plan: accounts.plan }).from(links).leftJoin(accounts, eq(accounts.id, links.accountId)).where(where).limit(1)
   return found ? { ...found.link, plan: found.plan } : undefined
 }
 
@@ -157,13 +146,10 @@ export async function markAccountLinksPro(services: Services, accountId: string)
       .orderBy(asc(links.id))
       .limit(LINK_PAGE)
     for (let i = 0; i < rows.length; i += CACHE_CONCURRENCY) {
-      await Promise.all(
-        rows.slice(i, i + CACHE_CONCURRENCY).map((row) => syncLinkCache(services, row, toCachedLink(row, true), { publish: true })),
-      )
+      await Promise.all(rows.slice(i, i + CACHE_CONCURRENCY).map((row) => syncLinkCache(services, row, toCachedLink(row, true), { publish: true })))
     }
     written += rows.length
     if (rows.length < LINK_PAGE) return written
     after = rows[rows.length - 1]!.id
   }
 }
-

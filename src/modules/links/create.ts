@@ -17,7 +17,6 @@ import { insertRows } from './insert'
 import { linkEventSubscribers, toLinkRecord, writeLinkEvents } from './service'
 import { checkDestination, normalizeHost } from './url'
 
-
 /** Shortest chosen alias on the default domain (docs/api.md#links); a verified custom domain allows 1. */
 export const MIN_DEFAULT_ALIAS_LENGTH = 4
 
@@ -194,7 +193,14 @@ export async function insertLinks(services: Services, account: AccountPrincipal,
       const outcome = { results, used }
       if (dryRun || used === before) throw new Rollback(outcome)
       if (past.length > 0) await tx.delete(links).where(inArray(links.id, past))
-      await writeLinkEvents(services, tx, account.id, 'link.created', webhookIds, results.flatMap((result) => (result instanceof ApiError ? [] : [result])))
+      await writeLinkEvents(
+        services,
+        tx,
+        account.id,
+        'link.created',
+        webhookIds,
+        results.flatMap((result) => (result instanceof ApiError ? [] : [result])),
+      )
       return outcome
     })
     .catch((error: unknown) => {

@@ -33,7 +33,8 @@ describe('links routes in /swagger/json', () => {
     expect(op.description?.length, where).toBeGreaterThan(20)
     expect(op.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }, { oauth2: op['x-scopes'] }])
     expect(Object.keys(op.responses).sort(), where).toEqual(['200', ...errors].sort())
-    for (const status of errors) expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe(status === '202' ? '#/components/schemas/HeldResponse' : '#/components/schemas/ErrorResponse')
+    for (const status of errors)
+      expect(op.responses[status].content['application/json'].schema.$ref, `${where} ${status}`).toBe(status === '202' ? '#/components/schemas/HeldResponse' : '#/components/schemas/ErrorResponse')
     expect(model(op.responses['200'].content['application/json'].schema.$ref)?.examples?.length, where).toBeGreaterThan(0)
     if (method === 'post' || method === 'patch') {
       expect(Object.keys(op.requestBody.content), where).toEqual(['application/json'])

@@ -29,13 +29,17 @@ describe('dry_run', () => {
   test('shorten: the link it would create (alias, expiry), meta.dry_run; nothing stored, nothing cached, no quota used, the key stays free', async () => {
     const human = await fresh()
     const key = crypto.randomUUID()
-    const preview = await call(app, 'POST', '/api/v1/shorten?dry_run=true', { token: human.key, body: { url: 'https://example.com/preview', alias: 'preview-' + key.slice(0, 8) }, headers: { 'idempotency-key': key } })
+    const preview = await call(app, 'POST', '/api/v1/shorten?dry_run=true', {
+      token: human.key,
+      body: { url: 'https://example.com/preview', alias: `preview-${key.slice(0, 8)}` },
+      headers: { 'idempotency-key': key },
+    })
     expect(preview.status, show(preview)).toBe(200)
     expect(preview.body.meta.dry_run).toBe(true)
-    expect(preview.body.data).toMatchObject({ alias: 'preview-' + key.slice(0, 8), full_url: 'https://example.com/preview', domain: 'sho.rt' })
+    expect(preview.body.data).toMatchObject({ alias: `preview-${key.slice(0, 8)}`, full_url: 'https://example.com/preview', domain: 'sho.rt' })
     expect(preview.body.meta.usage.links_this_month, show(preview)).toBe(1)
     expect(await linkCount(human.id)).toBe(0)
-    expect(await api.deps.kv.get(linkCacheKey('sho.rt', 'preview-' + key.slice(0, 8)))).toBeNull()
+    expect(await api.deps.kv.get(linkCacheKey('sho.rt', `preview-${key.slice(0, 8)}`))).toBeNull()
     const status = await call(app, 'GET', '/api/v1/account/status', { token: human.key })
     expect(status.body.data.usage.links_this_month, show(status)).toBe(0)
     // The same key now creates for real: nothing was stored under it.
@@ -79,7 +83,7 @@ describe('dry_run', () => {
     expect(await api.deps.kv.get(linkCacheKey('sho.rt', alias))).toBe(cachedBefore)
   })
 
-  test('delete: says what it would delete; the link stays (another account\'s link is 404 as for real)', async () => {
+  test("delete: says what it would delete; the link stays (another account's link is 404 as for real)", async () => {
     const human = await fresh()
     const link = await newLink(api.deps.db, human.id, 'sho.rt')
     const preview = await call(app, 'DELETE', `/api/v1/links/${link.alias}?dry_run=true`, { token: human.key })

@@ -36,7 +36,13 @@ describe('POST /api/v1/shorten with a guest token', () => {
   test('the 101st request of a token is 429 GUEST_REQUEST_LIMIT, even in parallel', async () => {
     const token = await newGuestToken(app)
     const results = await Promise.all(Array.from({ length: 105 }, () => call(app, 'GET', '/api/v1/account/status', { token })))
-    expect(results.filter((r) => r.status === 200).length, results.filter((r) => r.status !== 200).map(show).join('\n')).toBe(100)
+    expect(
+      results.filter((r) => r.status === 200).length,
+      results
+        .filter((r) => r.status !== 200)
+        .map(show)
+        .join('\n'),
+    ).toBe(100)
     const res = await shorten(token, { url: 'https://example.com/too-many' })
     expect(res.status, show(res)).toBe(429)
     expect(res.body, show(res)).toMatchObject({ error: 'GUEST_REQUEST_LIMIT', limit: 100, remaining: 0 })
@@ -60,7 +66,7 @@ describe('POST /api/v1/shorten with a guest token', () => {
     'https://',
     'http://exa mple.com/',
     '',
-    'https://example.com/' + 'a'.repeat(2100),
+    `https://example.com/${'a'.repeat(2100)}`,
   ]
   const label = (url: string) => JSON.stringify(url.length > 60 ? `${url.slice(0, 30)}… (${url.length} chars)` : url)
 
@@ -78,15 +84,12 @@ describe('POST /api/v1/shorten with a guest token', () => {
     expect(res.body.hint, show(res)).toStartWith('body.url:')
   })
 
-  test.each([['https://sho.rt/abc'], ['http://SHO.RT./abc'], ['https://sho.rt:8443/x'], ['https://Sho.Rt']])(
-    'refuses a link to its own short domain (%p) with 400 DESTINATION_LOOPS',
-    async (url) => {
-      const token = await newGuestToken(app)
-      const res = await shorten(token, { url })
-      expect(res.status, show(res)).toBe(400)
-      expect(res.body.error, show(res)).toBe('DESTINATION_LOOPS')
-    },
-  )
+  test.each([['https://sho.rt/abc'], ['http://SHO.RT./abc'], ['https://sho.rt:8443/x'], ['https://Sho.Rt']])('refuses a link to its own short domain (%p) with 400 DESTINATION_LOOPS', async (url) => {
+    const token = await newGuestToken(app)
+    const res = await shorten(token, { url })
+    expect(res.status, show(res)).toBe(400)
+    expect(res.body.error, show(res)).toBe('DESTINATION_LOOPS')
+  })
 
   test('bad bodies are 400 VALIDATION_FAILED naming the field, or MALFORMED_JSON; never 422', async () => {
     const token = await newGuestToken(app)
@@ -113,7 +116,7 @@ describe('POST /api/v1/shorten with a guest token', () => {
     const body = { url: 'https://example.com/secure' }
     const none = await call(app, 'POST', '/api/v1/shorten', { body })
     expect(none.status, show(none)).toBe(401)
-    for (const token of ['mk_0123456789abcdefghijklmnop', 'garbage', 'gt_' + 'B'.repeat(43)]) {
+    for (const token of ['mk_0123456789abcdefghijklmnop', 'garbage', `gt_${'B'.repeat(43)}`]) {
       const res = await shorten(token, body)
       expect(res.status, `${token}: ${show(res)}`).toBe(401)
       expect(res.body.error, `${token}: ${show(res)}`).toBe('UNAUTHORIZED')

@@ -39,7 +39,10 @@ describe('POST /api/v1/shorten with a guest token', () => {
       usage: { links_created: 1, links_remaining: 9, requests_made: 1, requests_remaining: 99 },
       notices: [],
     })
-    const [row] = await api.deps.db.select().from(links).where(and(eq(links.domain, 'sho.rt'), eq(links.alias, link.alias)))
+    const [row] = await api.deps.db
+      .select()
+      .from(links)
+      .where(and(eq(links.domain, 'sho.rt'), eq(links.alias, link.alias)))
     expect(row?.id, show(res)).toMatch(/^link_[A-Za-z0-9_-]{22}$/)
     expect(row?.guestId, show(res)).toMatch(/^guest_/)
   })
@@ -79,7 +82,10 @@ describe('POST /api/v1/shorten with a guest token', () => {
       const cached = decodeCachedLink((await kv.get(key)) ?? '')
       const [row] = await api.deps.db.select().from(links).where(eq(links.alias, res.body.data.alias))
       expect(cached, show(res)).toEqual({ v: 1, id: row!.id, url: 'https://example.com/cached', exp: Date.parse(res.body.data.expires_at) })
-      await until(() => messages.includes(key), () => `${key} published: ${JSON.stringify(messages)}`)
+      await until(
+        () => messages.includes(key),
+        () => `${key} published: ${JSON.stringify(messages)}`,
+      )
     } finally {
       await unsubscribe()
     }

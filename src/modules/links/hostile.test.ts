@@ -46,25 +46,29 @@ const values: unknown[] = [
 const fields = ['url', 'alias', 'domain', 'password', 'expiration', 'activated_at']
 
 describe('hostile input to the links endpoints', () => {
-  test.each(fields)('shorten, update and bulk answer 2xx or 4xx (not 429, not 5xx) for every odd value of %s', async (field) => {
-    // One account per field keeps each under its rate limit, so every request reaches the handler.
-    const { account, alias } = await accountWithLink()
-    const problems: string[] = []
-    const check = (what: string, res: { status: number; text: string }) => {
-      if (res.status >= 500 || res.status === 429) problems.push(`${what}: ${res.status} ${res.text.slice(0, 200)}`)
-    }
-    const bodies = values.map((value) => ({ url: 'https://example.com/fuzz', [field]: value }))
-    for (const body of bodies) {
-      const label = JSON.stringify(body).slice(0, 80)
-      check(`shorten ${label}`, await call(app, 'POST', '/api/v1/shorten', { token: account.key, body }))
-      const { url: _url, ...patch } = body as Record<string, unknown>
-      check(`patch ${label}`, await call(app, 'PATCH', `/api/v1/links/${alias}`, { token: account.key, body: field === 'url' ? body : patch }))
-    }
-    check('bulk', await call(app, 'POST', '/api/v1/links/bulk', { token: account.key, body: { links: bodies } }))
-    // Deeply nested JSON (thousands of levels) is plugins/body.ts's to bound, for every route alike.
-    check('nested', await call(app, 'POST', '/api/v1/shorten', { token: account.key, body: '{"url":' + '['.repeat(500) + ']'.repeat(500) + '}' }))
-    expect(problems).toEqual([])
-  }, 60_000)
+  test.each(fields)(
+    'shorten, update and bulk answer 2xx or 4xx (not 429, not 5xx) for every odd value of %s',
+    async (field) => {
+      // One account per field keeps each under its rate limit, so every request reaches the handler.
+      const { account, alias } = await accountWithLink()
+      const problems: string[] = []
+      const check = (what: string, res: { status: number; text: string }) => {
+        if (res.status >= 500 || res.status === 429) problems.push(`${what}: ${res.status} ${res.text.slice(0, 200)}`)
+      }
+      const bodies = values.map((value) => ({ url: 'https://example.com/fuzz', [field]: value }))
+      for (const body of bodies) {
+        const label = JSON.stringify(body).slice(0, 80)
+        check(`shorten ${label}`, await call(app, 'POST', '/api/v1/shorten', { token: account.key, body }))
+        const { url: _url, ...patch } = body as Record<string, unknown>
+        check(`patch ${label}`, await call(app, 'PATCH', `/api/v1/links/${alias}`, { token: account.key, body: field === 'url' ? body : patch }))
+      }
+      check('bulk', await call(app, 'POST', '/api/v1/links/bulk', { token: account.key, body: { links: bodies } }))
+      // Deeply nested JSON (thousands of levels) is plugins/body.ts's to bound, for every route alike.
+      check('nested', await call(app, 'POST', '/api/v1/shorten', { token: account.key, body: `{"url":${'['.repeat(500)}${']'.repeat(500)}}` }))
+      expect(problems).toEqual([])
+    },
+    60_000,
+  )
 
   test('paths and queries: odd aliases, domains and parameters', async () => {
     const problems: string[] = []
@@ -76,9 +80,9 @@ describe('hostile input to the links endpoints', () => {
       `/api/v1/links/${alias}?domain[]=x`,
       '/api/v1/links?limit=9'.padEnd(400, '9'),
       '/api/v1/links?offset=99999999999999999999999',
-      '/api/v1/links?cursor=' + Buffer.from(JSON.stringify({ t: '1'.repeat(17), i: 'link_x' })).toString('base64url'),
+      `/api/v1/links?cursor=${Buffer.from(JSON.stringify({ t: '1'.repeat(17), i: 'link_x' })).toString('base64url')}`,
       '/api/v1/links?search=%5C%25%5F',
-      '/api/v1/links?search=' + encodeURIComponent('\\'),
+      `/api/v1/links?search=${encodeURIComponent('\\')}`,
     ]
     for (const path of paths) {
       for (const method of ['GET', 'PATCH', 'DELETE']) {

@@ -12,10 +12,11 @@ describe('POST /api/v1/shorten with an Idempotency-Key', () => {
     const account = await newAccount(database.db, 'pro')
     const key = `create-${crypto.randomUUID()}`
     const body = { url: 'https://example.com/once' }
-    const results = await Promise.all(
-      Array.from({ length: 50 }, () => call(app, 'POST', '/api/v1/shorten', { token: account.key, body, headers: { 'idempotency-key': key } })),
-    )
-    const created = await database.db.select().from(links).where(and(eq(links.accountId, account.id), eq(links.url, body.url)))
+    const results = await Promise.all(Array.from({ length: 50 }, () => call(app, 'POST', '/api/v1/shorten', { token: account.key, body, headers: { 'idempotency-key': key } })))
+    const created = await database.db
+      .select()
+      .from(links)
+      .where(and(eq(links.accountId, account.id), eq(links.url, body.url)))
     expect(created, results.map(show).slice(0, 3).join('\n')).toHaveLength(1)
     const aliases = new Set(results.filter((r) => r.status === 200).map((r) => r.body.data.alias))
     expect([...aliases]).toEqual([created[0]!.alias])

@@ -33,7 +33,10 @@ const DOMAIN_QUERY_NOTE = 'The `domain` query parameter names the domain that ow
  */
 function refuseHeldRouting(agent: AgentGrant | undefined, field: string): void {
   if (agent && agent.approvalId === undefined && agent.requireApproval.includes('links.routing')) {
-    throw new ApiError('VALIDATION_FAILED', `${field}: your Agent's policy holds links.routing for a human's approval; create the link without routing, then set it with PUT /api/v1/links/{alias}/routing.`)
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      `${field}: your Agent's policy holds links.routing for a human's approval; create the link without routing, then set it with PUT /api/v1/links/{alias}/routing.`,
+    )
   }
 }
 
@@ -67,7 +70,10 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
         idempotent: true,
         query: DryRunQuery,
         body: 'ShortenRequest',
-        response: { 200: 'LinkResponse', ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DESTINATION_BLOCKED', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'GUEST_NETWORK_LIMIT', 'LINK_QUOTA_EXCEEDED') },
+        response: {
+          200: 'LinkResponse',
+          ...errorResponses('INVALID_URL', 'DESTINATION_LOOPS', 'DESTINATION_BLOCKED', 'DOMAIN_NOT_ALLOWED', 'ALIAS_TAKEN', 'GUEST_LINK_LIMIT', 'GUEST_NETWORK_LIMIT', 'LINK_QUOTA_EXCEEDED'),
+        },
         detail: {
           operationId: 'createLink',
           tags: ['links'],
@@ -232,7 +238,7 @@ export function linksModule(services: Services, auth: Auth, qrImages: QrImages =
           summary: 'Change a link',
           description:
             `${DOMAIN_QUERY_NOTE} Fields left out keep their value; null removes the password, the expiry (the link never expires) or the activation time. ` +
-            'Values are checked as on create. Redirectors follow the change within a second. Another account\'s link is 404 and unchanged.',
+            "Values are checked as on create. Redirectors follow the change within a second. Another account's link is 404 and unchanged.",
         },
       },
     )

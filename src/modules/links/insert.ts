@@ -51,7 +51,11 @@ export async function insertRows(tx: Pick<Db, 'insert'>, services: Pick<Services
       const { values, choice } = items[index]!
       return { ...values, id: newId('link'), alias: choice.alias ?? drawAlias(choice.customDomain) }
     })
-    const inserted = await tx.insert(links).values(rows).onConflictDoNothing({ target: [links.domain, links.alias] }).returning()
+    const inserted = await tx
+      .insert(links)
+      .values(rows)
+      .onConflictDoNothing({ target: [links.domain, links.alias] })
+      .returning()
     const byId = new Map(inserted.map((row) => [row.id, row]))
     const again: number[] = []
     pending.forEach((index, k) => {

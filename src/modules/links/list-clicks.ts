@@ -38,7 +38,10 @@ function byClicks(a: Ranked, b: Ranked): number {
 
 export async function clicksPage(services: Services, matching: SQL, position: ListPosition | undefined, limit: number, offset: number) {
   const candidates = await services.db.select({ id: links.id, createdUs }).from(links).where(matching)
-  const clicks = await clickTotals(services, candidates.map((c) => c.id))
+  const clicks = await clickTotals(
+    services,
+    candidates.map((c) => c.id),
+  )
   if (clicks === null) {
     throw new ApiError('SERVICE_UNAVAILABLE', 'sort=clicks_desc: click counts are temporarily unavailable; retry shortly, or sort by created_desc or created_asc.')
   }
@@ -47,7 +50,21 @@ export async function clicksPage(services: Services, matching: SQL, position: Li
   const after = cursor ? ranked.findIndex((r) => byClicks(r, cursor) > 0) : 0
   const start = (after === -1 ? ranked.length : after) + offset
   const shown = ranked.slice(start, start + limit)
-  const rows = shown.length === 0 ? [] : await services.db.select().from(links).where(and(matching, inArray(links.id, shown.map((r) => r.id))))
+  const rows =
+    shown.length === 0
+      ? []
+      : await services.db
+          .select()
+          .from(links)
+          .where(
+            and(
+              matching,
+              inArray(
+                links.id,
+                shown.map((r) => r.id),
+              ),
+            ),
+          )
   const byId = new Map(rows.map((row) => [row.id, row]))
   // A link deleted between the two reads is left out of the page rather than answered half.
   const pageRows = shown.flatMap((r) => {

@@ -113,7 +113,11 @@ describe('GET /api/v1/links?sort=', () => {
     expect(res.body.data.links.map((l: { clicks: number }) => l.clicks)).toEqual([4, 2])
     expect(queries).toBe(1)
 
-    const down = { query: async () => { throw new Error('connect ECONNREFUSED') } } as unknown as ClickHouseClient
+    const down = {
+      query: async () => {
+        throw new Error('connect ECONNREFUSED')
+      },
+    } as unknown as ClickHouseClient
     const offline = await testApi({ clickhouse: down })
     const refused = await call(offline.app, 'GET', '/api/v1/links?sort=clicks_desc', { token: account.key })
     expect(refused.status, show(refused)).toBe(503)

@@ -63,7 +63,9 @@ interface Page {
 /** A keyset page in creation order, either way, with (created_at, id) as the tie-free key. */
 async function createdPage(services: Services, matching: SQL, sort: LinkSort, position: ListPosition | undefined, limit: number, offset: number): Promise<Page> {
   const ascending = sort === 'created_asc'
-  const after = position && (ascending ? sql`(${links.createdAt}, ${links.id}) > (${cursorInstant(position)}, ${position.id})` : sql`(${links.createdAt}, ${links.id}) < (${cursorInstant(position)}, ${position.id})`)
+  const after =
+    position &&
+    (ascending ? sql`(${links.createdAt}, ${links.id}) > (${cursorInstant(position)}, ${position.id})` : sql`(${links.createdAt}, ${links.id}) < (${cursorInstant(position)}, ${position.id})`)
   const order = ascending ? [asc(links.createdAt), asc(links.id)] : [desc(links.createdAt), desc(links.id)]
   const rows = await services.db
     .select({ ...getTableColumns(links), createdUs })
@@ -106,7 +108,13 @@ async function listFrom(services: Services, account: AccountPrincipal, query: Li
   const last = page.rows.at(-1)
   // One ClickHouse query for the whole page (none more when the order read the counts); records lack
   // clicks when it does not answer.
-  const clicks = page.clicks !== undefined ? page.clicks : await clickTotals(services, page.rows.map((row) => row.id))
+  const clicks =
+    page.clicks !== undefined
+      ? page.clicks
+      : await clickTotals(
+          services,
+          page.rows.map((row) => row.id),
+        )
   const nextPosition = last && { createdUs: last.createdUs, id: last.id, ...(sort === 'clicks_desc' && { clicks: clicks?.get(last.id)?.clicks ?? 0 }) }
   const data = {
     links: page.rows.map((row) => withClicks(toLinkRecord(row, services), row.id, clicks)),

@@ -30,7 +30,10 @@ describe('GET /api/v1/links', () => {
     expect(seen).toEqual(newestFirst)
     expect(pages).toBe(3)
     const byOffset = await as(account.key, 'GET', '/api/v1/links?limit=2&offset=5')
-    expect(byOffset.body.data.links.map((l: { alias: string }) => l.alias), show(byOffset)).toEqual(newestFirst.slice(5))
+    expect(
+      byOffset.body.data.links.map((l: { alias: string }) => l.alias),
+      show(byOffset),
+    ).toEqual(newestFirst.slice(5))
     expect(byOffset.body.data.pagination, show(byOffset)).toEqual({ total: 7, limit: 2, offset: 5, next_cursor: null })
     const defaults = await as(account.key, 'GET', '/api/v1/links')
     expect(defaults.body.data.pagination, show(defaults)).toEqual({ total: 7, limit: 20, offset: 0, next_cursor: null })

@@ -20,12 +20,20 @@ describe('PATCH /api/v1/links/{alias}', () => {
     const unsubscribe = await api.adapters.kv.subscribe(INVALIDATION_CHANNEL, (m) => messages.push(m))
     try {
       const key = linkCacheKey('sho.rt', alias)
-      const moved = await as(account.key, 'PATCH', `/api/v1/links/${alias}`, { url: 'https://example.com/after', password: 's3cret', expiration: '2099-01-01T00:00:00Z', activated_at: '2098-01-01T00:00:00Z' })
+      const moved = await as(account.key, 'PATCH', `/api/v1/links/${alias}`, {
+        url: 'https://example.com/after',
+        password: 's3cret',
+        expiration: '2099-01-01T00:00:00Z',
+        activated_at: '2098-01-01T00:00:00Z',
+      })
       expect(moved.status, show(moved)).toBe(200)
       expect(moved.body.data, show(moved)).toMatchObject({ alias, full_url: 'https://example.com/after', has_password: true, expires_at: '2099-01-01T00:00:00.000Z' })
       expect(moved.text).not.toContain('s3cret')
       expect(await cached('sho.rt', alias)).toMatchObject({ url: 'https://example.com/after', pw: 1, exp: Date.parse('2099-01-01T00:00:00Z'), act: Date.parse('2098-01-01T00:00:00Z') })
-      await until(() => messages.includes(key), () => `${key} published: ${JSON.stringify(messages)}`)
+      await until(
+        () => messages.includes(key),
+        () => `${key} published: ${JSON.stringify(messages)}`,
+      )
       const cleared = await as(account.key, 'PATCH', `/api/v1/links/${alias}`, { password: null, expiration: null, activated_at: null })
       expect(cleared.status, show(cleared)).toBe(200)
       expect(cleared.body.data, show(cleared)).toMatchObject({ has_password: false, expires_at: null })
@@ -85,10 +93,11 @@ describe('PATCH /api/v1/links/{alias}', () => {
     const account = await newAccount(api.deps.db, 'pro')
     const alias = freshAlias()
     await create(account, { url: 'https://example.com/race/start', alias })
-    const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => as(account.key, 'PATCH', `/api/v1/links/${alias}`, { url: `https://example.com/race/${i}` })),
-    )
-    expect(results.every((r) => r.status === 200), results.map(show).join('\n')).toBe(true)
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => as(account.key, 'PATCH', `/api/v1/links/${alias}`, { url: `https://example.com/race/${i}` })))
+    expect(
+      results.every((r) => r.status === 200),
+      results.map(show).join('\n'),
+    ).toBe(true)
     const [row] = await api.deps.db.select().from(links).where(eq(links.alias, alias))
     const record = await cached('sho.rt', alias)
     // Empty is allowed (the next redirect refills it from Postgres); a URL other than the stored one is not.
@@ -120,7 +129,10 @@ describe('DELETE /api/v1/links/{alias}', () => {
       expect(res.status, show(res)).toBe(200)
       expect(res.body, show(res)).toMatchObject({ success: true, message: `Link sho.rt/${alias} deleted.`, meta: { account_type: 'free' } })
       expect(await api.adapters.kv.get(linkCacheKey('sho.rt', alias))).toBeNull()
-      await until(() => messages.includes(linkCacheKey('sho.rt', alias)), () => `${alias} published: ${JSON.stringify(messages)}`)
+      await until(
+        () => messages.includes(linkCacheKey('sho.rt', alias)),
+        () => `${alias} published: ${JSON.stringify(messages)}`,
+      )
       expect((await api.deps.db.select().from(links).where(eq(links.alias, alias))).length).toBe(0)
       const again = await as(account.key, 'DELETE', `/api/v1/links/${alias}`)
       expect(again.status, show(again)).toBe(404)

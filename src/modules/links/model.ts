@@ -60,19 +60,20 @@ export const RoutingConditions = t.Object(
   { additionalProperties: false, description: 'At least one condition; all present must match, a list matches when any of its values does' },
 )
 
-export const RoutingRule = t.Object(
-  { id: t.Optional(RouteId), url: Url, when: RoutingConditions },
-  { additionalProperties: false },
-)
+export const RoutingRule = t.Object({ id: t.Optional(RouteId), url: Url, when: RoutingConditions }, { additionalProperties: false })
 
 const Variant = t.Object({ id: t.Optional(RouteId), url: Url, weight: Int({ minimum: 1, maximum: 100, description: 'Integer 1-100; the weights sum to 100' }) }, { additionalProperties: false })
 
 export const AbTestInput = t.Object(
   {
-    variants: t.Array(Variant, { minItems: 2, maxItems: 4, description: '2-4 variants; the link\'s own URL is not one' }),
+    variants: t.Array(Variant, { minItems: 2, maxItems: 4, description: "2-4 variants; the link's own URL is not one" }),
     sticky: t.Optional(t.Boolean({ description: 'Default true: the same visitor gets the same variant while the weights stay' })),
     ends_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'In the future, within a year; needs winner_by' })),
-    winner_by: t.Optional(t.Union([...WINNER_BY.map((w) => t.Literal(w)), t.Null()], { description: 'leads (signup + lead), sales (purchase + sale) or conversions (every type but refund), counted over the test\'s clicks' })),
+    winner_by: t.Optional(
+      t.Union([...WINNER_BY.map((w) => t.Literal(w)), t.Null()], {
+        description: "leads (signup + lead), sales (purchase + sale) or conversions (every type but refund), counted over the test's clicks",
+      }),
+    ),
     // Read-only: sent back as GET answered them, they are ignored (a completed test stays completed).
     status: t.Optional(t.Union([t.Literal('running'), t.Literal('completed')])),
     winner: t.Optional(t.Union([t.String(), t.Null()])),
@@ -88,7 +89,7 @@ export const RoutingInput = t.Object(
   },
   {
     additionalProperties: false,
-    description: 'Pro. The first rule whose conditions match gives the destination, else a running A/B test, else the link\'s URL',
+    description: "Pro. The first rule whose conditions match gives the destination, else a running A/B test, else the link's URL",
     examples: [
       {
         rules: [
@@ -96,7 +97,14 @@ export const RoutingInput = t.Object(
           { url: 'https://play.google.com/store/apps/details?id=com.example', when: { device: ['android'] } },
           { url: 'https://example.com/de', when: { country: ['DE', 'AT', 'CH'] } },
         ],
-        ab: { variants: [{ url: 'https://example.com/a', weight: 50 }, { url: 'https://example.com/b', weight: 50 }], ends_at: '2026-12-31T00:00:00Z', winner_by: 'leads' },
+        ab: {
+          variants: [
+            { url: 'https://example.com/a', weight: 50 },
+            { url: 'https://example.com/b', weight: 50 },
+          ],
+          ends_at: '2026-12-31T00:00:00Z',
+          winner_by: 'leads',
+        },
       },
     ],
   },
@@ -123,7 +131,10 @@ export const RoutingResponse = t.Object(
         data: {
           rules: [{ id: 'r1', url: 'https://apps.apple.com/app/id123', when: { device: ['ios'] } }],
           ab: {
-            variants: [{ id: 'a', url: 'https://example.com/a', weight: 50 }, { id: 'b', url: 'https://example.com/b', weight: 50 }],
+            variants: [
+              { id: 'a', url: 'https://example.com/a', weight: 50 },
+              { id: 'b', url: 'https://example.com/b', weight: 50 },
+            ],
             sticky: true,
             ends_at: '2026-12-31T00:00:00.000Z',
             winner_by: 'leads',
@@ -212,7 +223,12 @@ const LINK_EXAMPLE = {
 
 const ACCOUNT_META_EXAMPLE = {
   account_type: 'free',
-  usage: { links_this_month: 12, links_per_month: DEFAULT_LIMITS.plans.free.linksPerMonth, links_remaining: DEFAULT_LIMITS.plans.free.linksPerMonth - 12, period_resets_at: '2026-06-01T00:00:00.000Z' },
+  usage: {
+    links_this_month: 12,
+    links_per_month: DEFAULT_LIMITS.plans.free.linksPerMonth,
+    links_remaining: DEFAULT_LIMITS.plans.free.linksPerMonth - 12,
+    period_resets_at: '2026-06-01T00:00:00.000Z',
+  },
   notices: [],
   hint: freePlanHint(DEFAULT_LIMITS),
   upgrade: { plan: 'pro', url: 'https://api.sho.rt/api/v1/account/upgrade', method: 'POST' },
@@ -247,15 +263,9 @@ export const LinkResponse = t.Object(
   },
 )
 
-export const AliasCheckRequest = t.Object(
-  { alias: Alias, domain: t.Optional(Domain) },
-  { examples: [{ alias: 'spring-sale' }, { alias: 'promo', domain: 'links.example.com' }] },
-)
+export const AliasCheckRequest = t.Object({ alias: Alias, domain: t.Optional(Domain) }, { examples: [{ alias: 'spring-sale' }, { alias: 'promo', domain: 'links.example.com' }] })
 
-export const AliasCheckResponse = t.Object(
-  { exists: t.Boolean({ description: 'true when the alias is taken or reserved on that domain' }) },
-  { examples: [{ exists: false }] },
-)
+export const AliasCheckResponse = t.Object({ exists: t.Boolean({ description: 'true when the alias is taken or reserved on that domain' }) }, { examples: [{ exists: false }] })
 
 export const AliasParams = t.Object({ alias: Alias })
 
@@ -287,19 +297,20 @@ export const MAX_OFFSET = 1_000_000_000
 export const LinkListQuery = t.Object({
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Links per page, 1-100' })),
   offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Links to skip (after the cursor, when one is given)' })),
-  cursor: t.Optional(
-    t.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 256, description: 'next_cursor of the previous page; preferred over offset' }),
-  ),
+  cursor: t.Optional(t.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: 256, description: 'next_cursor of the previous page; preferred over offset' })),
   // NUL is the one character a Postgres text value cannot hold.
   search: t.Optional(t.String({ maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive substring of the alias or the destination URL' })),
   domain: t.Optional(Domain),
-  tag: t.Optional(t.Integer({ minimum: 1, maximum: MAX_TAG_ID, description: 'Id of one of your tags (GET /api/v1/tags): only links carrying it; unknown or another account\'s: 404 TAG_NOT_FOUND' })),
+  tag: t.Optional(t.Integer({ minimum: 1, maximum: MAX_TAG_ID, description: "Id of one of your tags (GET /api/v1/tags): only links carrying it; unknown or another account's: 404 TAG_NOT_FOUND" })),
   // A union of literals, not t.UnionEnum (see DryRun); the default is applied by the service.
   sort: t.Optional(
-    t.Union(LINK_SORTS.map((s) => t.Literal(s)), {
-      description: 'created_desc: newest first (default); created_asc: oldest first; clicks_desc: most human clicks first, then newest first',
-      examples: ['clicks_desc'],
-    }),
+    t.Union(
+      LINK_SORTS.map((s) => t.Literal(s)),
+      {
+        description: 'created_desc: newest first (default); created_asc: oldest first; clicks_desc: most human clicks first, then newest first',
+        examples: ['clicks_desc'],
+      },
+    ),
   ),
 })
 
@@ -360,9 +371,7 @@ export const BulkResponse = t.Object(
   {
     success: t.Boolean(),
     data: t.Object({
-      results: t.Array(
-        FreeForm('{index, success: true, data: link record} or {index, success: false, error: CODE, status, hint} (plus limit, remaining, upgrade_url on LINK_QUOTA_EXCEEDED)'),
-      ),
+      results: t.Array(FreeForm('{index, success: true, data: link record} or {index, success: false, error: CODE, status, hint} (plus limit, remaining, upgrade_url on LINK_QUOTA_EXCEEDED)')),
       summary: t.Object({ total: Int(), succeeded: Int(), failed: Int() }),
     }),
     meta: Meta,

@@ -94,9 +94,15 @@ describe('QR images by content', () => {
     const { app, counts } = countingApp(new URL('./qr-held-worker.ts', import.meta.url).href)
     const path = `/api/v1/links/${link.alias}/qr?format=png&size=150`
     const first = raw(app, path, account.key)
-    await until(() => held.includes(`held 150 ${shortUrl}`), () => `the render held by its thread (so far: ${held.join('; ')})`)
+    await until(
+      () => held.includes(`held 150 ${shortUrl}`),
+      () => `the render held by its thread (so far: ${held.join('; ')})`,
+    )
     const second = raw(app, path, account.key)
-    await until(() => counts.asked === 2, () => `the second request asking for the image (asked ${counts.asked})`)
+    await until(
+      () => counts.asked === 2,
+      () => `the second request asking for the image (asked ${counts.asked})`,
+    )
     channel.postMessage('release')
     const [a, b] = await within(Promise.all([first, second]), 'both answers')
     expect(a.status, a.text).toBe(200)

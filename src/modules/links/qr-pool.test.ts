@@ -45,7 +45,13 @@ function pool(options: ConstructorParameters<typeof QrPool>[0]): QrPool {
 /** The links routes as createApi mounts them, drawing with `render` instead of the process's pool. */
 function appDrawingWith(qrPool: QrPool): TestApp {
   const services = createServices(api.deps)
-  return new Elysia().use(linksModule(services, apiAuth(services), qrImages((job) => qrPool.render(job))))
+  return new Elysia().use(
+    linksModule(
+      services,
+      apiAuth(services),
+      qrImages((job) => qrPool.render(job)),
+    ),
+  )
 }
 
 async function raw(app: TestApp, path: string, token: string) {
@@ -61,7 +67,10 @@ function decodePng(bytes: Uint8Array): string | undefined {
 
 /** Waits for the held thread's marker that the render of `text` at `size` reached it. */
 const reached = (size: number, text: string) =>
-  until(() => held.includes(`held ${size} ${text}`), () => `the render of ${text} at ${size} px held by a thread (so far: ${held.join('; ')})`)
+  until(
+    () => held.includes(`held ${size} ${text}`),
+    () => `the render of ${text} at ${size} px held by a thread (so far: ${held.join('; ')})`,
+  )
 
 describe('QR render pool', () => {
   test("renders run on a render thread: the serving thread's qrcode module is never called", async () => {
@@ -77,7 +86,10 @@ describe('QR render pool', () => {
       const svg = await raw(app, `/api/v1/links/${link.alias}/qr?size=300`, account.key)
       expect(svg.status, svg.text).toBe(200)
       expect(svg.bytes.toString('utf8')).toStartWith('<svg')
-      expect(calls.map((spy) => spy.mock.calls.length), 'calls of toBuffer, toString, create on this thread').toEqual([0, 0, 0])
+      expect(
+        calls.map((spy) => spy.mock.calls.length),
+        'calls of toBuffer, toString, create on this thread',
+      ).toEqual([0, 0, 0])
       expect(qrPool.stats()).toMatchObject({ rendered: 2, failed: 0 })
     } finally {
       for (const spy of calls) spy.mockRestore()
@@ -94,7 +106,10 @@ describe('QR render pool', () => {
     const first = raw(app, path(100), account.key)
     await reached(100, shortUrl)
     const second = raw(app, path(101), account.key)
-    await until(() => qrPool.stats().queued === 1, () => `the second render waiting: ${JSON.stringify(qrPool.stats())}`)
+    await until(
+      () => qrPool.stats().queued === 1,
+      () => `the second render waiting: ${JSON.stringify(qrPool.stats())}`,
+    )
 
     const refused = await within(raw(app, path(102), account.key), 'the request beyond the queue')
     expect(refused.status, refused.text).toBe(429)
@@ -118,7 +133,12 @@ describe('QR render pool', () => {
     const qrPool = pool({ workers: 1 })
     // More than a QR code holds (2,331 bytes at error correction M).
     const failed = qrPool.render({ text: 'x'.repeat(3000), format: 'png', size: 256 })
-    expect(await within(failed.catch((error: Error) => error.message), 'the failed render')).toMatch(/^QR render failed: .*too big/)
+    expect(
+      await within(
+        failed.catch((error: Error) => error.message),
+        'the failed render',
+      ),
+    ).toMatch(/^QR render failed: .*too big/)
     const body = await within(qrPool.render({ text: 'https://sho.rt/next', format: 'png', size: 256 }), 'the next render')
     expect(decodePng(body as Uint8Array)).toBe('https://sho.rt/next')
     expect(qrPool.stats()).toMatchObject({ rendered: 1, failed: 1, replaced: 0 })
@@ -127,7 +147,12 @@ describe('QR render pool', () => {
   test('a thread that crashes fails its render with an error, and a new thread draws the next one', async () => {
     const qrPool = pool({ workers: 1, workerUrl: HELD_WORKER })
     const crashed = qrPool.render({ text: 'crash', format: 'png', size: 256 })
-    expect(await within(crashed.catch((error: Error) => error.message), 'the crashed render')).toMatch(/^QR render thread (failed|stopped)/)
+    expect(
+      await within(
+        crashed.catch((error: Error) => error.message),
+        'the crashed render',
+      ),
+    ).toMatch(/^QR render thread (failed|stopped)/)
     expect(qrPool.stats()).toMatchObject({ rendering: 0, failed: 1, replaced: 1 })
 
     const account = await newAccount(api.deps.db)
@@ -146,7 +171,13 @@ describe('QR render pool', () => {
     const account = await newAccount(api.deps.db)
     const link = await newLink(api.deps.db, account.id, 'sho.rt')
     const services = createServices(api.deps)
-    const app = new Elysia().use(linksModule(services, apiAuth(services), qrImages(() => Promise.reject(new Error('QR render thread stopped')))))
+    const app = new Elysia().use(
+      linksModule(
+        services,
+        apiAuth(services),
+        qrImages(() => Promise.reject(new Error('QR render thread stopped'))),
+      ),
+    )
     const res = await within(raw(app, `/api/v1/links/${link.alias}/qr?format=png`, account.key), 'the answer to a failed render')
     expect(res.status, res.text).toBe(500)
     expect(JSON.parse(res.text), res.text).toMatchObject({ success: false, error: 'INTERNAL_ERROR' })
@@ -155,7 +186,12 @@ describe('QR render pool', () => {
   test('a thread that does not answer within the render timeout is let go; its render fails', async () => {
     const qrPool = pool({ workers: 1, workerUrl: HELD_WORKER, renderTimeoutMs: 300 })
     const stuck = qrPool.render({ text: 'https://sho.rt/stuck', format: 'svg', size: 256 })
-    expect(await within(stuck.catch((error: Error) => error.message), 'the stuck render')).toMatch(/^QR render: no answer within 300 ms/)
+    expect(
+      await within(
+        stuck.catch((error: Error) => error.message),
+        'the stuck render',
+      ),
+    ).toMatch(/^QR render: no answer within 300 ms/)
     expect(qrPool.stats()).toMatchObject({ rendering: 0, failed: 1, replaced: 1 })
   })
 
@@ -163,7 +199,10 @@ describe('QR render pool', () => {
     const qrPool = pool({ workers: 1, queueBound: 4, maxWaitMs: 200, workerUrl: HELD_WORKER })
     const running = qrPool.render({ text: 'https://sho.rt/running', format: 'svg', size: 256 })
     await reached(256, 'https://sho.rt/running')
-    const waited = await within(qrPool.render({ text: 'https://sho.rt/waiting', format: 'svg', size: 256 }).catch((error: unknown) => error), 'the waiting render')
+    const waited = await within(
+      qrPool.render({ text: 'https://sho.rt/waiting', format: 'svg', size: 256 }).catch((error: unknown) => error),
+      'the waiting render',
+    )
     expect(waited).toBeInstanceOf(ApiError)
     expect((waited as ApiError).code).toBe('QR_BUSY')
     expect((waited as ApiError).extra.retryAfter).toBeGreaterThanOrEqual(1)

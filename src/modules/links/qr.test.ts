@@ -45,7 +45,12 @@ describe('GET /api/v1/links/{alias}/qr', () => {
     const host = await newDomain(api.deps.db, account.id)
     const link = await newLink(api.deps.db, account.id, 'sho.rt')
     const custom = await newLink(api.deps.db, account.id, host, 'q')
-    for (const [alias, domain, size] of [[link.alias, undefined, 300], [custom.alias, host, 64], [custom.alias, host, 100], [link.alias, undefined, 1024]] as const) {
+    for (const [alias, domain, size] of [
+      [link.alias, undefined, 300],
+      [custom.alias, host, 64],
+      [custom.alias, host, 100],
+      [link.alias, undefined, 1024],
+    ] as const) {
       const res = await raw(`/api/v1/links/${alias}/qr?format=png&size=${size}${domain ? `&domain=${domain.toUpperCase()}` : ''}`, account.key)
       expect(res.status, res.bytes.toString().slice(0, 300)).toBe(200)
       expect(res.headers.get('content-type')).toBe('image/png')
@@ -59,30 +64,34 @@ describe('GET /api/v1/links/{alias}/qr', () => {
     expect(await shortUrl(account.key, custom.alias, host)).toBe(`https://${host}/q`)
   })
 
-  test.skipIf(!HAVE_CHROMIUM)('SVG (the default): rendered by Chromium, the screenshot decodes to the short_url', async () => {
-    const account = await newAccount(api.deps.db)
-    const link = await newLink(api.deps.db, account.id, 'sho.rt')
-    const res = await raw(`/api/v1/links/${link.alias}/qr`, account.key)
-    expect(res.status).toBe(200)
-    expect(res.headers.get('content-type')).toBe('image/svg+xml')
-    const svg = res.bytes.toString('utf8')
-    expect(svg).toStartWith('<svg')
-    expect(svg).toContain('width="256"')
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
-    const page = await browser.newPage({ viewport: { width: 400, height: 400 } })
-    try {
-      // The SVG as an image, as a dashboard's <img> shows it; nothing is fetched from anywhere.
-      await page.setContent(`<body style="margin:0;background:#fff"><img id="qr" src="data:image/svg+xml;base64,${res.bytes.toString('base64')}"></body>`)
-      await page.locator('#qr').waitFor()
-      await page.waitForFunction('document.getElementById("qr").complete')
-      const box = await page.locator('#qr').boundingBox()
-      expect([box?.width, box?.height]).toEqual([256, 256])
-      const decoded = decodePng(await page.locator('#qr').screenshot({ type: 'png' }))
-      expect(decoded.text).toBe(await shortUrl(account.key, link.alias))
-    } finally {
-      await page.close()
-    }
-  }, 120_000)
+  test.skipIf(!HAVE_CHROMIUM)(
+    'SVG (the default): rendered by Chromium, the screenshot decodes to the short_url',
+    async () => {
+      const account = await newAccount(api.deps.db)
+      const link = await newLink(api.deps.db, account.id, 'sho.rt')
+      const res = await raw(`/api/v1/links/${link.alias}/qr`, account.key)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('image/svg+xml')
+      const svg = res.bytes.toString('utf8')
+      expect(svg).toStartWith('<svg')
+      expect(svg).toContain('width="256"')
+      browser ??= await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+      const page = await browser.newPage({ viewport: { width: 400, height: 400 } })
+      try {
+        // The SVG as an image, as a dashboard's <img> shows it; nothing is fetched from anywhere.
+        await page.setContent(`<body style="margin:0;background:#fff"><img id="qr" src="data:image/svg+xml;base64,${res.bytes.toString('base64')}"></body>`)
+        await page.locator('#qr').waitFor()
+        await page.waitForFunction('document.getElementById("qr").complete')
+        const box = await page.locator('#qr').boundingBox()
+        expect([box?.width, box?.height]).toEqual([256, 256])
+        const decoded = decodePng(await page.locator('#qr').screenshot({ type: 'png' }))
+        expect(decoded.text).toBe(await shortUrl(account.key, link.alias))
+      } finally {
+        await page.close()
+      }
+    },
+    120_000,
+  )
 
   test('cacheable: a strong ETag of text, format and size, private max-age, 304 on If-None-Match', async () => {
     const account = await newAccount(api.deps.db)
@@ -119,7 +128,21 @@ describe('GET /api/v1/links/{alias}/qr', () => {
   test('format and size outside their values, or given twice, are 400 VALIDATION_FAILED', async () => {
     const account = await newAccount(api.deps.db)
     const link = await newLink(api.deps.db, account.id, 'sho.rt')
-    for (const query of ['size=63', 'size=2049', 'size=0', 'size=abc', 'size=1.5', 'size=', 'size=1e9', 'format=gif', 'format=PNG', 'format=', 'format=png&format=svg', 'size=64&size=65', 'domain=%00']) {
+    for (const query of [
+      'size=63',
+      'size=2049',
+      'size=0',
+      'size=abc',
+      'size=1.5',
+      'size=',
+      'size=1e9',
+      'format=gif',
+      'format=PNG',
+      'format=',
+      'format=png&format=svg',
+      'size=64&size=65',
+      'domain=%00',
+    ]) {
       const res = await as(account.key, 'GET', `/api/v1/links/${link.alias}/qr?${query}`)
       expect(res.status, `${query}: ${show(res)}`).toBe(400)
       expect(res.body.error, `${query}: ${show(res)}`).toBe('VALIDATION_FAILED')

@@ -25,7 +25,12 @@ export const QR_MAX_AGE_SECONDS = 300
 
 export const QrQuery = t.Object({
   // A union of literals, not t.UnionEnum: the default is applied by the route.
-  format: t.Optional(t.Union(QR_FORMATS.map((f) => t.Literal(f)), { description: 'svg (default) or png', examples: ['png'] })),
+  format: t.Optional(
+    t.Union(
+      QR_FORMATS.map((f) => t.Literal(f)),
+      { description: 'svg (default) or png', examples: ['png'] },
+    ),
+  ),
   size: t.Optional(
     t.Integer({
       minimum: QR_MIN_SIZE,

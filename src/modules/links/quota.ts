@@ -10,7 +10,6 @@ import type { Services } from '../../services'
 import { accountMeta, monthWindow, upgradeUrl } from '../account/meta'
 import { lockFor } from '../../db/locks'
 
-
 /** Holds the account's quota lock until the caller's transaction ends. */
 export async function lockQuota(tx: Pick<Db, 'execute'>, accountId: string): Promise<void> {
   await lockFor(tx, 'linkQuota', accountId)

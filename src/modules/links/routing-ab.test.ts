@@ -34,7 +34,11 @@ async function routedLink(account: TestAccount, winnerBy: 'leads' | 'sales' | 'c
       routing: {
         rules: [{ id: 'ios', url: 'https://apps.example/ios', when: { device: ['ios'] } }],
         ab: {
-          variants: [{ url: 'https://example.com/a', weight: 50 }, { url: 'https://example.com/b', weight: 30 }, { url: 'https://example.com/c', weight: 20 }],
+          variants: [
+            { url: 'https://example.com/a', weight: 50 },
+            { url: 'https://example.com/b', weight: 30 },
+            { url: 'https://example.com/c', weight: 20 },
+          ],
           ends_at: new Date(Date.now() + 2 * HOUR).toISOString(),
           winner_by: winnerBy,
         },
@@ -60,13 +64,46 @@ async function convert(linkId: string, accountId: string, clickId: string, type:
 }
 
 describe('chooseWinner', () => {
-  const ab = { variants: [{ id: 'a', url: 'x', weight: 50 }, { id: 'b', url: 'y', weight: 30 }, { id: 'c', url: 'z', weight: 20 }], winner_by: 'leads' as const }
+  const ab = {
+    variants: [
+      { id: 'a', url: 'x', weight: 50 },
+      { id: 'b', url: 'y', weight: 30 },
+      { id: 'c', url: 'z', weight: 20 },
+    ],
+    winner_by: 'leads' as const,
+  }
   const c = (clicks: number, leads: number) => ({ clicks, leads, sales: 0, conversions: leads })
 
   test('the highest count of winner_by; ties by clicks, then the first listed', () => {
-    expect(chooseWinner(ab, new Map([['ab:a', c(10, 1)], ['ab:b', c(5, 3)], ['ab:c', c(50, 2)]]))).toBe('b')
-    expect(chooseWinner(ab, new Map([['ab:a', c(10, 3)], ['ab:b', c(20, 3)], ['ab:c', c(15, 3)]]))).toBe('b')
-    expect(chooseWinner(ab, new Map([['ab:a', c(10, 3)], ['ab:b', c(10, 3)]]))).toBe('a')
+    expect(
+      chooseWinner(
+        ab,
+        new Map([
+          ['ab:a', c(10, 1)],
+          ['ab:b', c(5, 3)],
+          ['ab:c', c(50, 2)],
+        ]),
+      ),
+    ).toBe('b')
+    expect(
+      chooseWinner(
+        ab,
+        new Map([
+          ['ab:a', c(10, 3)],
+          ['ab:b', c(20, 3)],
+          ['ab:c', c(15, 3)],
+        ]),
+      ),
+    ).toBe('b')
+    expect(
+      chooseWinner(
+        ab,
+        new Map([
+          ['ab:a', c(10, 3)],
+          ['ab:b', c(10, 3)],
+        ]),
+      ),
+    ).toBe('a')
     expect(chooseWinner(ab, new Map())).toBe('a')
     expect(chooseWinner({ ...ab, winner_by: 'sales' }, new Map([['ab:c', { clicks: 1, leads: 0, sales: 1, conversions: 1 }]]))).toBe('c')
   })
@@ -134,7 +171,10 @@ describe('the end of an A/B test', () => {
     const rows = await Promise.all(made.map(async ({ id }) => (await api.deps.db.select().from(links).where(eq(links.id, id)))[0]!))
     const ended = await Promise.all(rows.map((row) => Promise.all([completeAbTest(a, row), completeAbTest(b, row)])))
     for (const [i, pair] of ended.entries()) {
-      expect(pair.filter((result) => result !== null), `link ${i}`).toHaveLength(1)
+      expect(
+        pair.filter((result) => result !== null),
+        `link ${i}`,
+      ).toHaveLength(1)
       const [row] = await api.deps.db.select().from(links).where(eq(links.id, made[i]!.id))
       expect(row!.routing!.ab!.status).toBe('completed')
     }

@@ -109,7 +109,7 @@ export function chooseWinner(ab: Pick<StoredAb, 'variants' | 'winner_by'>, count
  */
 export async function completeAbTest(services: RoutingServices, row: LinkRow): Promise<LinkRow | null> {
   const ab = row.routing?.ab
-  if (!ab || ab.status !== 'running' || row.abEndsAt === null) return null
+  if (ab?.status !== 'running' || row.abEndsAt === null) return null
   const counts = await routeCounts(services.clickhouse, row.id, Date.parse(ab.started_at), services.now() + 1)
   const winner = chooseWinner(ab, counts)
   const now = new Date(services.now())
@@ -153,8 +153,7 @@ export async function completeDueAbTests(services: RoutingServices): Promise<num
 
 /** Sweeps now and every minute; returns its stop. A failed sweep is logged and tried again. */
 export function startAbCompletion(services: RoutingServices, intervalMs = SWEEP_INTERVAL_MS): () => void {
-  const sweep = () =>
-    completeDueAbTests(services).catch((error) => log.error({ component: 'routing', error: errorSummary(error) }, 'the A/B test sweep failed'))
+  const sweep = () => completeDueAbTests(services).catch((error) => log.error({ component: 'routing', error: errorSummary(error) }, 'the A/B test sweep failed'))
   void sweep()
   const timer = setInterval(sweep, intervalMs)
   timer.unref?.()

@@ -11,7 +11,7 @@ import { AliasParams, LinkQuery, LinkWriteQuery, linkModels, RoutingBody } from 
 import { readRouting, replaceRouting } from './routing-manage'
 
 const DOMAIN_NOTE = 'The `domain` query parameter names the domain that owns the alias (default: the service default domain).'
-const PRO_NOTE = 'Routing is a Pro feature: a Free account gets 403 PRO_REQUIRED with upgrade_url. Another account\'s link is 404.'
+const PRO_NOTE = "Routing is a Pro feature: a Free account gets 403 PRO_REQUIRED with upgrade_url. Another account's link is 404."
 
 export function routingRoutes(services: Services, auth: Auth) {
   return new Elysia({ name: 'modules.links.routing' })
@@ -59,7 +59,7 @@ export function routingRoutes(services: Services, auth: Auth) {
           summary: "Replace a link's routing",
           description:
             `${DOMAIN_NOTE} The whole routing is replaced: rules (at most 20, tried in order; the first whose conditions all match gives the destination) and an A/B test (2-4 variants whose weights sum to 100). ` +
-            'Rule and variant ids are kept when given and assigned when absent (r1, r2, … and a, b, …). Every destination is checked as a link\'s is. A completed test sent back as read stays completed; the same running variants keep their test going. ' +
+            "Rule and variant ids are kept when given and assigned when absent (r1, r2, … and a, b, …). Every destination is checked as a link's is. A completed test sent back as read stays completed; the same running variants keep their test going. " +
             `Every refusal names the rule and the field. Redirectors follow within a second. Accepts Idempotency-Key and dry_run=true. ${PRO_NOTE}`,
         },
       },

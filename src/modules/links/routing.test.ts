@@ -11,7 +11,12 @@ import { api, app, as, cached, create, freshAlias, setUp } from '../../../test/s
 beforeAll(setUp)
 
 const IOS_RULE = { url: 'https://apps.apple.com/app/id1', when: { device: ['ios'] } }
-const AB = { variants: [{ url: 'https://example.com/a', weight: 50 }, { url: 'https://example.com/b', weight: 50 }] }
+const AB = {
+  variants: [
+    { url: 'https://example.com/a', weight: 50 },
+    { url: 'https://example.com/b', weight: 50 },
+  ],
+}
 const routingOf = (account: TestAccount, alias: string) => as(account.key, 'GET', `/api/v1/links/${alias}/routing`)
 const putRouting = (account: TestAccount, alias: string, body: unknown, query = '') => as(account.key, 'PUT', `/api/v1/links/${alias}/routing${query}`, body)
 
@@ -38,7 +43,16 @@ describe('PUT and GET /api/v1/links/{alias}/routing', () => {
     })
     expect(put.status, show(put)).toBe(200)
     expect(put.body.data.rules.map((r: { id: string }) => r.id)).toEqual(['r1', 'r1x', 'r2'])
-    expect(put.body.data.ab).toMatchObject({ variants: [{ id: 'a', weight: 50 }, { id: 'b', weight: 50 }], sticky: true, status: 'running', winner: null, winner_by: 'leads' })
+    expect(put.body.data.ab).toMatchObject({
+      variants: [
+        { id: 'a', weight: 50 },
+        { id: 'b', weight: 50 },
+      ],
+      sticky: true,
+      status: 'running',
+      winner: null,
+      winner_by: 'leads',
+    })
     const read = await routingOf(account, alias)
     expect(read.body.data, show(read)).toEqual(put.body.data)
     const record = await cached('sho.rt', alias)
@@ -49,7 +63,13 @@ describe('PUT and GET /api/v1/links/{alias}/routing', () => {
         rules: [
           { id: 'r1', url: 'https://apps.apple.com/app/id1', device: ['ios'] },
           { id: 'r1x', country: ['DE'], language: ['de'] },
-          { id: 'r2', query: [['ref', null], ['utm source', 'ü']] },
+          {
+            id: 'r2',
+            query: [
+              ['ref', null],
+              ['utm source', 'ü'],
+            ],
+          },
         ],
         ab: { sticky: true, variants: [{ id: 'a' }, { id: 'b' }] },
       },
@@ -114,15 +134,57 @@ describe('every refusal names the rule and the field', () => {
     ['51 values', { rules: [{ url: 'https://a.example/', when: { ip: Array.from({ length: 51 }, (_, i) => `10.0.0.${i}`) } }] }, 'body.rules.0.when.ip'],
     ['before not after after', { rules: [{ url: 'https://a.example/', when: { after: '2030-01-02T00:00:00Z', before: '2030-01-01T00:00:00Z' } }] }, 'body.rules.0.when.before'],
     ['not a date', { rules: [{ url: 'https://a.example/', when: { after: 'tomorrow' } }] }, 'body.rules.0.when.after'],
-    ['duplicate id', { rules: [{ ...IOS_RULE, id: 'x' }, { ...IOS_RULE, id: 'x' }] }, 'body.rules.1.id'],
+    [
+      'duplicate id',
+      {
+        rules: [
+          { ...IOS_RULE, id: 'x' },
+          { ...IOS_RULE, id: 'x' },
+        ],
+      },
+      'body.rules.1.id',
+    ],
     ['bad id', { rules: [{ ...IOS_RULE, id: 'a b' }] }, 'body.rules.0.id'],
     ['21 rules', { rules: Array.from({ length: 21 }, () => IOS_RULE) }, 'body.rules'],
     ['rule destination', { rules: [{ url: 'javascript:alert(1)', when: { device: ['ios'] } }] }, 'body.rules.0.url'],
     ['rule loops back', { rules: [{ url: 'https://sho.rt/x', when: { device: ['ios'] } }] }, 'body.rules.0.url'],
     ['one variant', { ab: { variants: [{ url: 'https://a.example/', weight: 100 }] } }, 'body.ab.variants'],
-    ['weights 60+50', { ab: { variants: [{ url: 'https://a.example/', weight: 60 }, { url: 'https://b.example/', weight: 50 }] } }, 'body.ab.variants'],
-    ['weight 0', { ab: { variants: [{ url: 'https://a.example/', weight: 0 }, { url: 'https://b.example/', weight: 100 }] } }, 'body.ab.variants.0.weight'],
-    ['variant destination', { ab: { variants: [{ url: 'https://a.example/', weight: 50 }, { url: 'ftp://b.example/', weight: 50 }] } }, 'body.ab.variants.1.url'],
+    [
+      'weights 60+50',
+      {
+        ab: {
+          variants: [
+            { url: 'https://a.example/', weight: 60 },
+            { url: 'https://b.example/', weight: 50 },
+          ],
+        },
+      },
+      'body.ab.variants',
+    ],
+    [
+      'weight 0',
+      {
+        ab: {
+          variants: [
+            { url: 'https://a.example/', weight: 0 },
+            { url: 'https://b.example/', weight: 100 },
+          ],
+        },
+      },
+      'body.ab.variants.0.weight',
+    ],
+    [
+      'variant destination',
+      {
+        ab: {
+          variants: [
+            { url: 'https://a.example/', weight: 50 },
+            { url: 'ftp://b.example/', weight: 50 },
+          ],
+        },
+      },
+      'body.ab.variants.1.url',
+    ],
     ['ends_at in the past', { ab: { ...AB, ends_at: '2001-01-01T00:00:00Z', winner_by: 'leads' } }, 'body.ab.ends_at'],
     ['ends_at past a year', { ab: { ...AB, ends_at: new Date(Date.now() + 400 * 86_400_000).toISOString(), winner_by: 'leads' } }, 'body.ab.ends_at'],
     ['ends_at without winner_by', { ab: { ...AB, ends_at: new Date(Date.now() + 86_400_000).toISOString() } }, 'body.ab.winner_by'],
@@ -145,7 +207,11 @@ describe('who may route', () => {
     const account = await newAccount(api.deps.db, 'free')
     const alias = freshAlias('rt')
     await create(account, { url: 'https://example.com/free', alias })
-    for (const [method, body] of [['GET', undefined], ['PUT', { rules: [IOS_RULE] }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { rules: [IOS_RULE] }],
+      ['DELETE', undefined],
+    ] as const) {
       const refused = await as(account.key, method, `/api/v1/links/${alias}/routing`, body)
       expect(refused.status, `${method}: ${show(refused)}`).toBe(403)
       expect(refused.body, show(refused)).toMatchObject({ error: 'PRO_REQUIRED', upgrade_url: expect.stringContaining('/api/v1/account/upgrade') })
@@ -159,7 +225,11 @@ describe('who may route', () => {
     const { account, alias } = await proLink()
     expect((await putRouting(account, alias, { rules: [IOS_RULE] })).status).toBe(200)
     const other = await newAccount(api.deps.db, 'pro')
-    for (const [method, body] of [['GET', undefined], ['PUT', { rules: [] }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { rules: [] }],
+      ['DELETE', undefined],
+    ] as const) {
       const refused = await as(other.key, method, `/api/v1/links/${alias}/routing`, body)
       expect(refused.status, `${method}: ${show(refused)}`).toBe(404)
       expect(refused.body.error).toBe('LINK_NOT_FOUND')
@@ -223,7 +293,11 @@ describe('routing on shorten and bulk', () => {
     expect(made.status, show(made)).toBe(200)
     expect((await routingOf(account, alias)).body.data.rules[0].id).toBe('r1')
     expect((await cached('sho.rt', alias))?.v).toBe(2)
-    const bad = await as(account.key, 'POST', '/api/v1/shorten', { url: 'https://example.com/s', alias: freshAlias('rt'), routing: { rules: [{ url: 'https://a.example/', when: { country: ['XX'] } }] } })
+    const bad = await as(account.key, 'POST', '/api/v1/shorten', {
+      url: 'https://example.com/s',
+      alias: freshAlias('rt'),
+      routing: { rules: [{ url: 'https://a.example/', when: { country: ['XX'] } }] },
+    })
     expect(bad.status, show(bad)).toBe(400)
     expect(bad.body.hint).toContain('body.routing.rules.0.when.country.0')
   })
@@ -234,7 +308,18 @@ describe('routing on shorten and bulk', () => {
     const bulk = await as(account.key, 'POST', '/api/v1/links/bulk', {
       links: [
         { url: 'https://example.com/1', alias: a, routing: { rules: [IOS_RULE] } },
-        { url: 'https://example.com/2', alias: b, routing: { ab: { variants: [{ url: 'https://a.example/', weight: 10 }, { url: 'https://b.example/', weight: 10 }] } } },
+        {
+          url: 'https://example.com/2',
+          alias: b,
+          routing: {
+            ab: {
+              variants: [
+                { url: 'https://a.example/', weight: 10 },
+                { url: 'https://b.example/', weight: 10 },
+              ],
+            },
+          },
+        },
       ],
     })
     expect(bulk.status, show(bulk)).toBe(200)

@@ -40,7 +40,11 @@ export async function checkRouting(services: Pick<Services, 'config' | 'db' | 'n
   const body = object(input, field, ['rules', 'ab'])
   const rules = body.rules === undefined ? [] : array(body.rules, `${field}.rules`, 0, MAX_RULES)
   const given = rules.map((raw, i) => object(raw, `${field}.rules.${i}`, ['id', 'url', 'when']))
-  const ruleIds = assignIds(given.map((r) => r.id), (i) => `r${i + 1}`, `${field}.rules`)
+  const ruleIds = assignIds(
+    given.map((r) => r.id),
+    (i) => `r${i + 1}`,
+    `${field}.rules`,
+  )
   const now = services.now()
   const stored: StoredRule[] = given.map((rule, i) => ({
     id: ruleIds[i]!,
@@ -56,8 +60,8 @@ export async function checkRouting(services: Pick<Services, 'config' | 'db' | 'n
   checked.forEach((result, i) => {
     if (result instanceof ApiError) throw new ApiError(result.code, `${fields[i]}: ${result.hint}`)
   })
-  stored.forEach((rule, i) => (rule.url = checked[i] as string))
-  running.forEach((variant, i) => (variant.url = checked[stored.length + i] as string))
+  for (const [i, rule] of stored.entries()) rule.url = checked[i] as string
+  for (const [i, variant] of running.entries()) variant.url = checked[stored.length + i] as string
   if (stored.length === 0 && ab === null) return null
   return { rules: stored, ab }
 }
@@ -156,7 +160,11 @@ function checkAb(raw: unknown, field: string, now: number, current: StoredAb | n
   }
   if (input.status !== undefined && input.status !== 'running') throw invalid(`${field}.status`, 'is read-only: running or completed, as GET answers it')
   const given = array(input.variants, `${field}.variants`, 2, 4).map((v, i) => object(v, `${field}.variants.${i}`, ['id', 'url', 'weight']))
-  const ids = assignIds(given.map((v) => v.id), (i) => String.fromCharCode(97 + i), `${field}.variants`)
+  const ids = assignIds(
+    given.map((v) => v.id),
+    (i) => String.fromCharCode(97 + i),
+    `${field}.variants`,
+  )
   const variants = given.map((variant, i) => {
     const weight = variant.weight
     if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 100) throw invalid(`${field}.variants.${i}.weight`, 'an integer 1-100')

@@ -35,11 +35,21 @@ async function shorten(account: TestAccount, routing?: unknown): Promise<{ alias
 
 /** A link whose A/B test's time has come (its end moved into the past). */
 async function endedTest(account: TestAccount) {
-  const ab = { variants: [{ url: 'https://example.com/a', weight: 60 }, { url: 'https://example.com/b', weight: 40 }], ends_at: new Date(Date.now() + 2 * HOUR).toISOString(), winner_by: 'leads' }
+  const ab = {
+    variants: [
+      { url: 'https://example.com/a', weight: 60 },
+      { url: 'https://example.com/b', weight: 40 },
+    ],
+    ends_at: new Date(Date.now() + 2 * HOUR).toISOString(),
+    winner_by: 'leads',
+  }
   const link = await shorten(account, { rules: RULES, ab })
   const [row] = await api.deps.db.select().from(links).where(eq(links.id, link.id))
   const past = new Date(Date.now() - 1000)
-  await api.deps.db.update(links).set({ routing: { ...row!.routing!, ab: { ...row!.routing!.ab!, ends_at: past.toISOString() } }, abEndsAt: past }).where(eq(links.id, link.id))
+  await api.deps.db
+    .update(links)
+    .set({ routing: { ...row!.routing!, ab: { ...row!.routing!.ab!, ends_at: past.toISOString() } }, abEndsAt: past })
+    .where(eq(links.id, link.id))
   return link
 }
 

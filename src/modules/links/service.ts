@@ -16,7 +16,6 @@ import { insertWithAlias } from './insert'
 /** POST /alias/check without a token: 60 a minute per client IP (docs/decisions/0002-guest-limits.md). */
 export const ALIAS_CHECK_RATE = { limit: 60, windowMs: 60_000 } as const
 
-
 /** Fields a guest token may send but that only registered accounts can use (ignored, and named in meta.notices). */
 const GUEST_IGNORED: { field: keyof ShortenInput; message: string }[] = [
   { field: 'alias', message: 'ignored for guest tokens; register to choose aliases' },
@@ -70,9 +69,23 @@ export function linkEventSubscribers(services: Pick<Services, 'webhookOutbox'>, 
 }
 
 /** The event of each of `rows`, for those webhooks, in the same transaction; nothing when there are none. */
-export async function writeLinkEvents(services: Pick<Services, 'webhookOutbox' | 'config' | 'now'>, tx: Pick<Db, 'select' | 'insert'>, accountId: string, type: LinkEvent, webhookIds: readonly string[], rows: readonly LinkRow[]): Promise<void> {
+export async function writeLinkEvents(
+  services: Pick<Services, 'webhookOutbox' | 'config' | 'now'>,
+  tx: Pick<Db, 'select' | 'insert'>,
+  accountId: string,
+  type: LinkEvent,
+  webhookIds: readonly string[],
+  rows: readonly LinkRow[],
+): Promise<void> {
   if (webhookIds.length === 0 || rows.length === 0 || !services.webhookOutbox) return
-  await services.webhookOutbox.write(tx, accountId, type, webhookIds, rows.map((row) => toLinkEventData(row, services)), new Date(services.now()))
+  await services.webhookOutbox.write(
+    tx,
+    accountId,
+    type,
+    webhookIds,
+    rows.map((row) => toLinkEventData(row, services)),
+    new Date(services.now()),
+  )
 }
 
 /**
@@ -113,7 +126,7 @@ async function countNetworkGuestLink(services: Services, clientIp: string): Prom
   const now = services.now()
   const day = Math.floor(now / DAY_MS)
   const untilMidnight = (day + 1) * DAY_MS - now
-  let result
+  let result: Awaited<ReturnType<typeof services.limiter.hit>>
   try {
     result = await services.limiter.hit(`guest-links:${networkOf(clientIp, prefixes)}:${day}`, linksPerDay, untilMidnight)
   } catch {

@@ -56,7 +56,14 @@ async function writeDisabledEvents(services: StateServices, tx: Pick<Db, 'select
   const at = new Date((services.now ?? Date.now)())
   for (const [accountId, owned] of byAccount) {
     const webhookIds = await outbox.subscribers(tx, accountId, 'link.disabled')
-    await outbox.write(tx, accountId, 'link.disabled', webhookIds, owned.map((row) => toLinkEventData(row, services)), at)
+    await outbox.write(
+      tx,
+      accountId,
+      'link.disabled',
+      webhookIds,
+      owned.map((row) => toLinkEventData(row, services)),
+      at,
+    )
   }
 }
 

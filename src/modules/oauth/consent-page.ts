@@ -36,11 +36,7 @@ function notFound(): Response {
 
 function noLongerPending(status?: string): Response {
   const what = status === 'expired' ? 'has expired (requests last 10 minutes)' : status ? `was already ${status}` : 'is no longer pending (decided or expired)'
-  return htmlPage(
-    'Request closed',
-    `<h1>This request is closed</h1><p>This authorization request ${escapeHtml(what)}. Go back to the application and connect it again.</p>`,
-    { status: 410 },
-  )
+  return htmlPage('Request closed', `<h1>This request is closed</h1><p>This authorization request ${escapeHtml(what)}. Go back to the application and connect it again.</p>`, { status: 410 })
 }
 
 function hostOf(uri: string): string {
@@ -118,7 +114,7 @@ export function consentPageModule(services: Services) {
       htmlDoc(
         'consentPage',
         'The consent page (for the human)',
-        'Where GET /oauth/authorize sends the browser. Signed out: 303 to /signin?next=<this page>. Signed in: the client\'s name (or client_id), the host it redirects to, the requested scopes in words with a checkbox each, Approve and Deny. An unknown request (or one another account decided) is a 404 page; a decided or expired one a 410 page.',
+        "Where GET /oauth/authorize sends the browser. Signed out: 303 to /signin?next=<this page>. Signed in: the client's name (or client_id), the host it redirects to, the requested scopes in words with a checkbox each, Approve and Deny. An unknown request (or one another account decided) is a 404 page; a decided or expired one a 410 page.",
         [200, 303, 404, 410],
         [{ name: 'request_id', description: 'The consent request (oreq_…)', required: true }],
         'oauth',
@@ -132,12 +128,18 @@ export function consentPageModule(services: Services) {
         const session = await readSession(services, request)
         if (!session) return toSignIn(requestId)
         if (!checkCsrf(session, formField(body, 'csrf'))) {
-          return messagePage(403, 'Please decide again', 'This form was not sent from the consent page of your session (or the session changed since). Open the request again and decide there.', { next: pagePath(requestId) })
+          return messagePage(403, 'Please decide again', 'This form was not sent from the consent page of your session (or the session changed since). Open the request again and decide there.', {
+            next: pagePath(requestId),
+          })
         }
         const decision = formField(body, 'decision')
         if (decision !== 'approve' && decision !== 'deny') return messagePage(400, 'Please decide again', 'Choose Approve or Deny on the consent page.', { next: pagePath(requestId) })
         try {
-          const { redirect_to } = await decideConsent(services, session.account.id, { request_id: requestId, approve: decision === 'approve', scopes: decision === 'approve' ? chosenScopes(body) : undefined })
+          const { redirect_to } = await decideConsent(services, session.account.id, {
+            request_id: requestId,
+            approve: decision === 'approve',
+            scopes: decision === 'approve' ? chosenScopes(body) : undefined,
+          })
           return redirect(redirect_to)
         } catch (error) {
           if (!(error instanceof ApiError)) throw error
@@ -151,7 +153,7 @@ export function consentPageModule(services: Services) {
       formDoc(
         'decideConsentPage',
         'Approve or deny on the consent page',
-        'Form: request_id, decision (approve | deny), scope (repeated: the ticked subset of the requested scopes; with scope_choice=1 an absent scope means none), csrf (the session\'s CSRF token). 303 to the client\'s redirect URI with code, state and iss (or error=access_denied). Signed out: 303 to sign-in. Wrong CSRF token: 403 page; unknown request: 404 page; decided or expired: 410 page; no scope ticked: the consent page again (400).',
+        "Form: request_id, decision (approve | deny), scope (repeated: the ticked subset of the requested scopes; with scope_choice=1 an absent scope means none), csrf (the session's CSRF token). 303 to the client's redirect URI with code, state and iss (or error=access_denied). Signed out: 303 to sign-in. Wrong CSRF token: 403 page; unknown request: 404 page; decided or expired: 410 page; no scope ticked: the consent page again (400).",
         [303, 400, 403, 404, 410],
         ['request_id', 'decision', 'scope', 'scope_choice', 'csrf'],
         'oauth',

@@ -93,7 +93,7 @@ export async function decideConsent(services: Pick<Services, 'db' | 'config' | '
     if (scopes.length === 0) throw new ApiError('VALIDATION_FAILED', 'body.scopes: choose at least one scope, or deny the request.')
     if (!client) return deny('The client no longer exists.')
     const agent = await agentForClient(tx, accountId, client, scopes, now)
-    if (agent.status !== 'active') return deny('This client\'s Agent was stopped by the account owner; it gets no new tokens.')
+    if (agent.status !== 'active') return deny("This client's Agent was stopped by the account owner; it gets no new tokens.")
 
     const code = randomBase64url(CODE_BYTES)
     await tx.insert(oauthCodes).values({

@@ -82,7 +82,8 @@ export function oauthModule(services: Services, auth: Auth) {
           operationId: 'getProtectedResourceMetadata',
           tags: ['oauth'],
           summary: 'Protected resource metadata (RFC 9728)',
-          description: 'Named by every 401 of the REST API in WWW-Authenticate (resource_metadata). The REST API\'s resource identifier is the issuer: a token for it works on the REST API and at /mcp.',
+          description:
+            "Named by every 401 of the REST API in WWW-Authenticate (resource_metadata). The REST API's resource identifier is the issuer: a token for it works on the REST API and at /mcp.",
           security: [],
           'x-oauth': true,
         } as Record<string, unknown>,
@@ -121,8 +122,7 @@ export function oauthModule(services: Services, auth: Auth) {
           operationId: 'registerOAuthClient',
           tags: ['oauth'],
           summary: 'Register an OAuth client (RFC 7591)',
-          description:
-            `Public clients only: any token_endpoint_auth_method is registered as "none" and the answer says so. redirect_uris: https, http on a loopback host (any port), or a private-use scheme (cursor://…, com.example.app:/…; not javascript:, data:, file:, vbscript:, blob:, about:); never a fragment; one refused URI refuses the registration. grant_types this server lacks (jwt-bearer, device_code, client_credentials) are dropped and the answer lists what was registered; without authorization_code the registration is refused. Errors are RFC 7591 bodies: 400 invalid_redirect_uri or invalid_client_metadata. ${REGISTER_RATE.limit} registrations an hour per client IP (429 with Retry-After). A client may instead use the https URL of its Client ID Metadata Document as client_id, without registering.`,
+          description: `Public clients only: any token_endpoint_auth_method is registered as "none" and the answer says so. redirect_uris: https, http on a loopback host (any port), or a private-use scheme (cursor://…, com.example.app:/…; not javascript:, data:, file:, vbscript:, blob:, about:); never a fragment; one refused URI refuses the registration. grant_types this server lacks (jwt-bearer, device_code, client_credentials) are dropped and the answer lists what was registered; without authorization_code the registration is refused. Errors are RFC 7591 bodies: 400 invalid_redirect_uri or invalid_client_metadata. ${REGISTER_RATE.limit} registrations an hour per client IP (429 with Retry-After). A client may instead use the https URL of its Client ID Metadata Document as client_id, without registering.`,
           security: [],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ClientRegistrationRequest' } } } },
           'x-oauth': true,
@@ -143,7 +143,7 @@ export function oauthModule(services: Services, auth: Auth) {
           tags: ['oauth'],
           summary: 'Start an authorization (OAuth 2.1, PKCE S256)',
           description:
-            'Opened in the human\'s browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer or <issuer>/mcp (compared after RFC 3986 normalisation: http://host/ is http://host); a repeated parameter is invalid_request. ' +
+            "Opened in the human's browser. A good request becomes a consent request (10 minutes) and the browser goes to /consent?request_id=oreq_…, where the human signs in and decides. Until client_id and redirect_uri are known good, an error is a 400 HTML page and nothing is sent to the redirect URI; after that, errors go back to the redirect URI with error, error_description, state and iss (RFC 9207). code_challenge with code_challenge_method=S256 is required (plain is refused); resource (RFC 8707), when sent, must be the issuer or <issuer>/mcp (compared after RFC 3986 normalisation: http://host/ is http://host); a repeated parameter is invalid_request. " +
             `${AUTHORIZE_RATE.limit} requests a minute per client IP (429). Scopes: ` +
             scopeList +
             '.',
@@ -151,7 +151,14 @@ export function oauthModule(services: Services, auth: Auth) {
           parameters: [
             { name: 'response_type', in: 'query', required: true, schema: { type: 'string', enum: ['code'] } },
             { name: 'client_id', in: 'query', required: true, schema: { type: 'string' }, example: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA' },
-            { name: 'redirect_uri', in: 'query', required: false, description: 'Exactly as registered (the port of an http loopback URI may differ); required when the client registered several', schema: { type: 'string' }, example: 'http://127.0.0.1:33418/callback' },
+            {
+              name: 'redirect_uri',
+              in: 'query',
+              required: false,
+              description: 'Exactly as registered (the port of an http loopback URI may differ); required when the client registered several',
+              schema: { type: 'string' },
+              example: 'http://127.0.0.1:33418/callback',
+            },
             { name: 'code_challenge', in: 'query', required: true, schema: { type: 'string', minLength: 43, maxLength: 128 }, example: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' },
             { name: 'code_challenge_method', in: 'query', required: true, schema: { type: 'string', enum: ['S256'] } },
             { name: 'scope', in: 'query', required: false, description: 'Space-separated; absent: the scopes the client registered', schema: { type: 'string' }, example: 'links:read links:write' },
@@ -209,22 +216,18 @@ export function oauthModule(services: Services, auth: Auth) {
         } as Record<string, unknown>,
       },
     )
-    .get(
-      '/api/v1/oauth/request/:requestId',
-      async ({ account, params }) => ({ success: true as const, data: await consentView(services, account.id, params.requestId), meta: {} }),
-      {
-        human: true,
-        response: { 200: 'ConsentRequestResponse', ...errorResponses('VALIDATION_FAILED', 'OAUTH_REQUEST_NOT_FOUND', 'HUMAN_ONLY') },
-        detail: {
-          operationId: 'getOAuthRequest',
-          tags: ['oauth'],
-          summary: 'Read a consent request (for the human)',
-          description:
-            'What the client asks for: the client, its redirect URI, the scopes, and the status (pending, approved, denied, expired after 10 minutes). For the human owner only: an API key or the signed-in session; an at_ token gets 403 HUMAN_ONLY. A request decided by another account is 404.',
-          parameters: [{ name: 'requestId', in: 'path', required: true, schema: { type: 'string' }, example: 'oreq_Vb0c3Xw9Lk2Qm8Rt5Yp1Za' }],
-        },
+    .get('/api/v1/oauth/request/:requestId', async ({ account, params }) => ({ success: true as const, data: await consentView(services, account.id, params.requestId), meta: {} }), {
+      human: true,
+      response: { 200: 'ConsentRequestResponse', ...errorResponses('VALIDATION_FAILED', 'OAUTH_REQUEST_NOT_FOUND', 'HUMAN_ONLY') },
+      detail: {
+        operationId: 'getOAuthRequest',
+        tags: ['oauth'],
+        summary: 'Read a consent request (for the human)',
+        description:
+          'What the client asks for: the client, its redirect URI, the scopes, and the status (pending, approved, denied, expired after 10 minutes). For the human owner only: an API key or the signed-in session; an at_ token gets 403 HUMAN_ONLY. A request decided by another account is 404.',
+        parameters: [{ name: 'requestId', in: 'path', required: true, schema: { type: 'string' }, example: 'oreq_Vb0c3Xw9Lk2Qm8Rt5Yp1Za' }],
       },
-    )
+    })
     .post(
       '/api/v1/oauth/approve',
       async ({ account, body }) => ({
@@ -241,7 +244,7 @@ export function oauthModule(services: Services, auth: Auth) {
           tags: ['oauth'],
           summary: 'Approve or deny a consent request (for the human)',
           description:
-            'approve (default true) with an optional subset of the requested scopes. The answer\'s redirect_to is where the human\'s browser goes next: the client\'s redirect URI with code, state and iss, or with error=access_denied. Approving creates the Agent of (this account, this client), or widens the scopes of the one it has. Once decided or expired the request is 409 OAUTH_REQUEST_DECIDED. With the session cookie, send its CSRF token in X-CSRF-Token.',
+            "approve (default true) with an optional subset of the requested scopes. The answer's redirect_to is where the human's browser goes next: the client's redirect URI with code, state and iss, or with error=access_denied. Approving creates the Agent of (this account, this client), or widens the scopes of the one it has. Once decided or expired the request is 409 OAUTH_REQUEST_DECIDED. With the session cookie, send its CSRF token in X-CSRF-Token.",
         },
       },
     )

@@ -12,9 +12,15 @@ export const OAuthErrorResponse = t.Object(
 
 export const ClientRegistrationRequest = t.Object(
   {
-    redirect_uris: t.Array(t.String({ maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https; http on a loopback host (any port); or a private-use scheme (cursor://…, com.example.app:/…); never a fragment' }),
+    redirect_uris: t.Array(t.String({ maxLength: 2048 }), {
+      minItems: 1,
+      maxItems: 10,
+      description: 'https; http on a loopback host (any port); or a private-use scheme (cursor://…, com.example.app:/…); never a fragment',
+    }),
     client_name: t.Optional(t.String({ maxLength: 200 })),
-    grant_types: t.Optional(t.Array(t.String(), { description: 'Must include authorization_code; grants other than authorization_code and refresh_token are dropped (the answer lists what was registered)' })),
+    grant_types: t.Optional(
+      t.Array(t.String(), { description: 'Must include authorization_code; grants other than authorization_code and refresh_token are dropped (the answer lists what was registered)' }),
+    ),
     response_types: t.Optional(t.Array(t.String({ enum: ['code'] }))),
     token_endpoint_auth_method: t.Optional(t.String({ description: 'Any value is accepted and registered as "none" (public clients only)' })),
     scope: t.Optional(t.String({ description: 'Space-separated scopes the client may ask for' })),
@@ -25,7 +31,15 @@ export const ClientRegistrationRequest = t.Object(
   },
   {
     additionalProperties: true,
-    examples: [{ client_name: 'Example MCP host', redirect_uris: ['http://127.0.0.1:33418/callback'], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none', scope: 'links:read links:write' }],
+    examples: [
+      {
+        client_name: 'Example MCP host',
+        redirect_uris: ['http://127.0.0.1:33418/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+        scope: 'links:read links:write',
+      },
+    ],
   },
 )
 
@@ -73,10 +87,27 @@ export const TokenRequest = t.Object(
     refresh_token: t.Optional(t.String({ description: 'refresh_token: the current rt_ token (each is used once)' })),
     scope: t.Optional(t.String({ description: 'refresh_token: a subset of the granted scopes' })),
     resource: t.Optional(t.String({ description: 'RFC 8707: the resource of the code (the issuer or <issuer>/mcp; an issuer code may be narrowed to <issuer>/mcp); another one is invalid_target' })),
-    client_assertion_type: t.Optional(t.String({ enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'], description: 'private_key_jwt clients (their metadata document declares it): RFC 7523' })),
-    client_assertion: t.Optional(t.String({ description: 'private_key_jwt clients: a JWT signed with a key of the document, iss = sub = client_id, aud = the token endpoint or the issuer, exp within 10 minutes, a jti used once' })),
+    client_assertion_type: t.Optional(
+      t.String({ enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'], description: 'private_key_jwt clients (their metadata document declares it): RFC 7523' }),
+    ),
+    client_assertion: t.Optional(
+      t.String({
+        description: 'private_key_jwt clients: a JWT signed with a key of the document, iss = sub = client_id, aud = the token endpoint or the issuer, exp within 10 minutes, a jti used once',
+      }),
+    ),
   },
-  { examples: [{ grant_type: 'authorization_code', client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA', code: 'n0tAr3alC0de-n0tAr3alC0de-n0tAr3alC0de12', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', redirect_uri: 'http://127.0.0.1:33418/callback', resource: 'https://api.example.com' }] },
+  {
+    examples: [
+      {
+        grant_type: 'authorization_code',
+        client_id: 'cli_3q2V8mJcQ1aXy0bq9Wc2rA',
+        code: 'n0tAr3alC0de-n0tAr3alC0de-n0tAr3alC0de12',
+        code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+        redirect_uri: 'http://127.0.0.1:33418/callback',
+        resource: 'https://api.example.com',
+      },
+    ],
+  },
 )
 
 export const TokenResponse = t.Object(
@@ -87,7 +118,17 @@ export const TokenResponse = t.Object(
     refresh_token: t.Optional(t.String({ pattern: '^rt_', description: 'Single use: each refresh returns a new one' })),
     scope: t.String({ description: 'The scopes granted, space-separated' }),
   },
-  { examples: [{ access_token: 'at_Jx8hQk2sYb7M0fL4tPzq1wVn6cRaE5dG3uKoZy9iB_A', token_type: 'Bearer', expires_in: 900, refresh_token: 'rt_8Zc1Lq4mWn0vXb6tRy2pHs9kDa3fGe7jUo5iQw_Pz-E', scope: 'links:read links:write' }] },
+  {
+    examples: [
+      {
+        access_token: 'at_Jx8hQk2sYb7M0fL4tPzq1wVn6cRaE5dG3uKoZy9iB_A',
+        token_type: 'Bearer',
+        expires_in: 900,
+        refresh_token: 'rt_8Zc1Lq4mWn0vXb6tRy2pHs9kDa3fGe7jUo5iQw_Pz-E',
+        scope: 'links:read links:write',
+      },
+    ],
+  },
 )
 
 export const RevokeRequest = t.Object(

@@ -49,7 +49,10 @@ function refusalWords(reason: GuardedFetchReason, budgetMs: number): string {
 
 /** RFC 9111 freshness from Cache-Control max-age (less Age), within [MIN_TTL_MS, MAX_TTL_MS]. */
 function lifetimeMs(headers: Headers): number {
-  const directives = (headers.get('cache-control') ?? '').toLowerCase().split(',').map((d) => d.trim())
+  const directives = (headers.get('cache-control') ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim())
   if (directives.includes('no-store') || directives.includes('no-cache')) return MIN_TTL_MS
   const maxAge = directives.map((d) => /^max-age="?(\d+)"?$/.exec(d)).find((m) => m !== null)
   if (!maxAge) return DEFAULT_TTL_MS

@@ -54,7 +54,10 @@ function clientIdOf(form: Form, authorization: string | null): string {
 }
 
 async function revokeFamily(tx: Tx, familyId: string, now: Date): Promise<void> {
-  await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.familyId, familyId), isNull(oauthTokens.revokedAt)))
+  await tx
+    .update(oauthTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(oauthTokens.familyId, familyId), isNull(oauthTokens.revokedAt)))
 }
 
 /** RFC 7636 S256: BASE64URL(SHA256(verifier)) = challenge; the verifier is 43-128 unreserved characters. */
@@ -84,7 +87,12 @@ async function exchangeCode(services: TokenServices, form: Form, client: OAuthCl
   const now = services.now()
   let replayedFamily: string | null = null
   const result = await services.db.transaction(async (tx) => {
-    const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hashSecret(code))).for('update').limit(1)
+    const [row] = await tx
+      .select()
+      .from(oauthCodes)
+      .where(eq(oauthCodes.codeHash, hashSecret(code)))
+      .for('update')
+      .limit(1)
     if (!row || row.clientId !== clientId) throw grantFailed('The code is unknown, or was issued to another client.')
     if (row.usedAt !== null) {
       // RFC 6749 4.1.2 / OAuth 2.1: a code used twice revokes what its first use issued.
@@ -96,8 +104,12 @@ async function exchangeCode(services: TokenServices, form: Form, client: OAuthCl
     if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw grantFailed('redirect_uri differs from the one of the authorization request.')
     if (!pkceHolds(verifier, row.codeChallenge)) throw grantFailed('code_verifier does not match the code_challenge.')
     const audience = narrowResource(services.config, row.resource, resource)
-    if (audience === null) throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for${row.resource === services.config.publicApiUrl ? `, or ${row.resource}/mcp` : ''}.`)
-    await tx.update(oauthCodes).set({ usedAt: new Date(now) }).where(eq(oauthCodes.codeHash, row.codeHash))
+    if (audience === null)
+      throw new OAuthError('invalid_target', `resource must be ${row.resource}, the one the code was issued for${row.resource === services.config.publicApiUrl ? `, or ${row.resource}/mcp` : ''}.`)
+    await tx
+      .update(oauthCodes)
+      .set({ usedAt: new Date(now) })
+      .where(eq(oauthCodes.codeHash, row.codeHash))
     await markClientUsed(tx, clientId, new Date(now))
     const [agent] = await tx.select({ status: agents.status, scopes: agents.scopes }).from(agents).where(eq(agents.id, row.agentId)).limit(1)
     if (agent?.status !== 'active') throw grantFailed('The Agent of this grant was stopped by the account owner.')
@@ -156,7 +168,10 @@ async function refresh(services: TokenServices, form: Form, clientId: string): P
       if (outside !== undefined) throw new OAuthError('invalid_scope', `${outside.slice(0, 40)} was not granted to this refresh token.`)
       scopes = asked
     }
-    await tx.update(oauthTokens).set({ rotatedAt: new Date(now) }).where(eq(oauthTokens.id, row.id))
+    await tx
+      .update(oauthTokens)
+      .set({ rotatedAt: new Date(now) })
+      .where(eq(oauthTokens.id, row.id))
     // RFC 6749 6: `scope` narrows the access token; the new refresh token keeps the grant's scopes.
     return issueTokens(tx, { accountId: row.accountId, agentId: row.agentId, clientId, scopes, refreshScopes: granted, resource: row.resource, familyId: row.familyId, refresh: true }, now)
   })
@@ -203,7 +218,10 @@ export async function revokeRequest(services: TokenServices, form: Form, authori
     await revokeFamily(services.db, row.familyId, now)
     await announceRevocation(services, `family:${row.familyId}`)
   } else {
-    await services.db.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.id, row.id), isNull(oauthTokens.revokedAt)))
+    await services.db
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.id, row.id), isNull(oauthTokens.revokedAt)))
     await announceRevocation(services, `token:${hash}`)
   }
 }

@@ -25,7 +25,10 @@ export function isUnused(client: { createdAt: Date; firstTokenAt: Date | null },
 
 /** Marks a client as used when it obtains its first token (later tokens change nothing). */
 export async function markClientUsed(tx: Pick<Db, 'update'>, clientId: string, now: Date): Promise<void> {
-  await tx.update(oauthClients).set({ firstTokenAt: now }).where(and(eq(oauthClients.id, clientId), isNull(oauthClients.firstTokenAt)))
+  await tx
+    .update(oauthClients)
+    .set({ firstTokenAt: now })
+    .where(and(eq(oauthClients.id, clientId), isNull(oauthClients.firstTokenAt)))
 }
 
 /** Deletes the unused clients; how many went. */

@@ -88,7 +88,7 @@ export function registrationModule(services: Services, auth: Auth) {
           tags: ['guest'],
           summary: 'Verify the code: create the account and its API key',
           description:
-            'Guest token only. Creates a Free account, returns its API key once, and moves the guest\'s links to the account (links_claimed); the guest token stops working. 400 INVALID_CODE (remaining = attempts left) or CODE_EXPIRED; 429 TOO_MANY_ATTEMPTS after five wrong codes; 409 EMAIL_TAKEN when the address already has an account.',
+            "Guest token only. Creates a Free account, returns its API key once, and moves the guest's links to the account (links_claimed); the guest token stops working. 400 INVALID_CODE (remaining = attempts left) or CODE_EXPIRED; 429 TOO_MANY_ATTEMPTS after five wrong codes; 409 EMAIL_TAKEN when the address already has an account.",
         },
       },
     )

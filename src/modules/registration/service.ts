@@ -124,10 +124,7 @@ export async function verifyEmailCode(services: Services, guest: GuestSession, r
   const counted = await countAttempt(services.db, emailVerifications, pending.id)
   if (!counted) {
     // Not counted: out of attempts, or used by a parallel verify since it was read.
-    const [current] = await services.db
-      .select({ usedAt: emailVerifications.usedAt })
-      .from(emailVerifications)
-      .where(eq(emailVerifications.id, pending.id))
+    const [current] = await services.db.select({ usedAt: emailVerifications.usedAt }).from(emailVerifications).where(eq(emailVerifications.id, pending.id))
     if (current?.usedAt) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
     throw tooManyAttempts()
   }
@@ -159,7 +156,10 @@ function tooManyAttempts(): ApiError {
 async function createAccountFromGuest(services: Services, guest: GuestSession, email: string, verificationId: string, now: Date) {
   try {
     return await services.db.transaction(async (tx) => {
-      const [account] = await tx.insert(accounts).values({ id: newId('account'), email, plan: 'free', createdAt: now }).returning({ id: accounts.id })
+      const [account] = await tx
+        .insert(accounts)
+        .values({ id: newId('account'), email, plan: 'free', createdAt: now })
+        .returning({ id: accounts.id })
       if (!(await useCode(tx, emailVerifications, verificationId, now))) throw new ApiError('INVALID_CODE', 'This code has just been used.', { remaining: null, meta: guestMeta })
       const apiKey = await createApiKey(tx, account!.id, now)
       const claimed = await tx

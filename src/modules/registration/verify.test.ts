@@ -40,7 +40,10 @@ describe('POST /api/v1/guest/verify', () => {
     expect(account?.plan).toBe('free')
     const owned = await api.deps.db.select().from(links).where(eq(links.accountId, account!.id))
     expect(owned.map((l) => l.alias).sort()).toEqual([...aliases].sort())
-    expect(owned.every((l) => l.guestId !== null), 'guest_id kept').toBe(true)
+    expect(
+      owned.every((l) => l.guestId !== null),
+      'guest_id kept',
+    ).toBe(true)
     const cachedAfter = await Promise.all(aliases.map((a) => api.deps.kv.get(linkCacheKey('sho.rt', a))))
     expect(cachedAfter).toEqual(cachedBefore)
 
@@ -176,7 +179,10 @@ describe('POST /api/v1/guest/verify', () => {
     const withKey = await verify(apiKey, email, code)
     expect(withKey.status, show(withKey)).toBe(401)
     // Nothing was spent: the owner still verifies.
-    const [row] = await api.deps.db.select().from(emailVerifications).where(and(eq(emailVerifications.email, email)))
+    const [row] = await api.deps.db
+      .select()
+      .from(emailVerifications)
+      .where(and(eq(emailVerifications.email, email)))
     expect(row!.attempts).toBe(0)
     expect((await verify(owner, email, code)).status).toBe(200)
   })

@@ -50,7 +50,11 @@ describe('POST /api/v1/reports', () => {
 
   test('refusals: an unknown reason, a bad e-mail, long details, not a URL (400); an unknown link (404)', async () => {
     const { shortUrl } = await guestLink()
-    for (const [body, field] of [[{ reason: 'boring' }, 'body.reason'], [{ email: 'not-an-address' }, 'body.email'], [{ details: 'x'.repeat(2001) }, 'body.details']] as const) {
+    for (const [body, field] of [
+      [{ reason: 'boring' }, 'body.reason'],
+      [{ email: 'not-an-address' }, 'body.email'],
+      [{ details: 'x'.repeat(2001) }, 'body.details'],
+    ] as const) {
       const refused = await report(shortUrl, freshIp(), body)
       expect(refused.status, show(refused)).toBe(400)
       expect(refused.body.hint, show(refused)).toContain(field)

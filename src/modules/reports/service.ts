@@ -41,7 +41,11 @@ export async function linkOfShortUrl(services: Pick<Services, 'db'>, raw: string
 /** The link (domain, alias), the domain tried with and without its port (the default domain may carry one). */
 export async function findLink(services: Pick<Services, 'db'>, host: string, alias: string, hostWithoutPort = host): Promise<LinkRow> {
   for (const domain of new Set([host, hostWithoutPort])) {
-    const [row] = await services.db.select().from(links).where(and(eq(links.domain, domain), eq(links.alias, alias))).limit(1)
+    const [row] = await services.db
+      .select()
+      .from(links)
+      .where(and(eq(links.domain, domain), eq(links.alias, alias)))
+      .limit(1)
     if (row) return row
   }
   throw new ApiError('LINK_NOT_FOUND', 'No link at this short URL.')
@@ -78,7 +82,11 @@ export async function fileReport(services: Services, link: LinkRow, input: Repor
     .onConflictDoNothing()
     .returning({ id: reports.id })
   if (!inserted) {
-    const [open] = await services.db.select({ id: reports.id }).from(reports).where(and(eq(reports.linkId, link.id), eq(reports.reporterHash, reporterHash), eq(reports.status, 'open'))).limit(1)
+    const [open] = await services.db
+      .select({ id: reports.id })
+      .from(reports)
+      .where(and(eq(reports.linkId, link.id), eq(reports.reporterHash, reporterHash), eq(reports.status, 'open')))
+      .limit(1)
     return { id: open?.id ?? id, created: false }
   }
   services.counters.reportsFiled++
@@ -103,12 +111,18 @@ async function flagIfReportedEnough(services: Services, link: LinkRow): Promise<
  */
 export async function fileCheckReport(services: Pick<Services, 'db'>, linkId: string, check: string, reason: ReportReason, details: string): Promise<void> {
   const reporter = `check:${check}`
-  await services.db.insert(reports).values({ id: newId('report'), linkId, reporterHash: reporter, networkHash: reporter, reason, details }).onConflictDoNothing()
+  await services.db
+    .insert(reports)
+    .values({ id: newId('report'), linkId, reporterHash: reporter, networkHash: reporter, reason, details })
+    .onConflictDoNothing()
 }
 
 /** Open reports of a link: what its inspect page and the operators' queue show. */
 export async function openReportCount(services: Pick<Services, 'db'>, linkId: string): Promise<number> {
-  const [row] = await services.db.select({ n: count() }).from(reports).where(and(eq(reports.linkId, linkId), eq(reports.status, 'open')))
+  const [row] = await services.db
+    .select({ n: count() })
+    .from(reports)
+    .where(and(eq(reports.linkId, linkId), eq(reports.status, 'open')))
   return Number(row?.n ?? 0)
 }
 

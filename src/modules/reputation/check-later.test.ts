@@ -119,8 +119,14 @@ describe('checkLater on links created through the API', () => {
     const bad = await shorten(unsafeUrl)
     await flagged(bad.link.id)
     await reputation.idle()
-    expect(webRisk.lookups.some((lookup) => lookup.uri === safe.link.url), 'the safe destination was looked up').toBe(true)
-    expect(doh.questions.some((question) => safe.link.url.includes(question.name)), 'and its host asked about').toBe(true)
+    expect(
+      webRisk.lookups.some((lookup) => lookup.uri === safe.link.url),
+      'the safe destination was looked up',
+    ).toBe(true)
+    expect(
+      doh.questions.some((question) => safe.link.url.includes(question.name)),
+      'and its host asked about',
+    ).toBe(true)
     expect((await rowOf(safe.link.id)).state).toBe('ok')
     expect(await cached(safe.alias)).not.toHaveProperty('st')
   })

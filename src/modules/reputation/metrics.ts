@@ -6,7 +6,12 @@ import type { CheckCounts, Reputation } from './service'
 
 /** `reputation` is asked at each scrape: the checks may be made after the registry (on first use). */
 export function reputationMetrics(registry: MetricsRegistry, reputationNow: () => Reputation): void {
-  const reputation = { get counters() { return reputationNow().counters }, pending: () => reputationNow().pending() }
+  const reputation = {
+    get counters() {
+      return reputationNow().counters
+    },
+    pending: () => reputationNow().pending(),
+  }
   const perCheck = (field: keyof CheckCounts) => (): Sample[] => Object.entries(reputation.counters.byCheck).map(([check, counts]) => ({ labels: { check }, value: counts[field] }))
   registry.counterFrom('linkservice_reputation_checks_total', 'Destinations asked about by a reputation check, by check (safe_dns, web_risk)', perCheck('checks'))
   registry.counterFrom('linkservice_reputation_unsafe_total', 'Destinations a reputation check answered unsafe (their links are flagged)', perCheck('unsafe'))

@@ -76,6 +76,9 @@ describe('failures are unknown, never unsafe', () => {
     expect(await check(destination, { allowHttpLoopback: false })).toEqual({ verdict: 'unknown', reason: 'WEB_RISK_URL http is not used; use https' })
     expect(webRisk.lookups.some((lookup) => lookup.uri === destination)).toBe(false)
     await check(destination)
-    expect(webRisk.lookups.some((lookup) => lookup.uri === destination), 'with the setting the same lookup arrives').toBe(true)
+    expect(
+      webRisk.lookups.some((lookup) => lookup.uri === destination),
+      'with the setting the same lookup arrives',
+    ).toBe(true)
   })
 })

@@ -42,7 +42,12 @@ export function webRiskCheck(options: WebRiskOptions): DestinationCheck {
       const types = isObject(answer.threat) ? answer.threat.threatTypes : undefined
       if (!Array.isArray(types) || types.length === 0 || !types.every((type) => typeof type === 'string')) return unknown('WEB_RISK_URL answered a threat without its threat types')
       // Names chosen by the service: a few, short, since they end up in the link's state reason.
-      return unsafe(`Web Risk lists it as ${types.slice(0, 4).map((type: string) => type.slice(0, 40)).join(', ')}`)
+      return unsafe(
+        `Web Risk lists it as ${types
+          .slice(0, 4)
+          .map((type: string) => type.slice(0, 40))
+          .join(', ')}`,
+      )
     },
   }
 }

@@ -44,7 +44,7 @@ beforeAll(async () => {
 const shape = (html: string, email: string) => html.replaceAll(email, 'EMAIL').replace(/value="[^"]*"/g, 'value=""')
 
 describe('POST /signin answers before the work that depends on the address', () => {
-  test('with the database holding every transaction, an account\'s address still gets its answer; the code is stored after', async () => {
+  test("with the database holding every transaction, an account's address still gets its answer; the code is stored after", async () => {
     gate = new Promise<void>((resolve) => (open = resolve))
     const { id } = await newAccount(db)
     const email = `${id.toLowerCase()}@example.test`

@@ -140,8 +140,7 @@ describe('sign-in by mailed code', () => {
     const a = await askForCode(new Browser(api.app), known.email)
     const browser = new Browser(api.app)
     const b = await askForCode(browser, unknown)
-    const normalize = (html: string, form: { attempt: string; csrf: string }, email: string) =>
-      html.replaceAll(form.attempt, 'ATTEMPT').replaceAll(form.csrf, 'CSRF').replaceAll(email, 'EMAIL')
+    const normalize = (html: string, form: { attempt: string; csrf: string }, email: string) => html.replaceAll(form.attempt, 'ATTEMPT').replaceAll(form.csrf, 'CSRF').replaceAll(email, 'EMAIL')
     expect(normalize(b.page.text, b, unknown)).toBe(normalize(a.page.text, a, known.email))
     expect(b.page.status).toBe(a.page.status)
     expect(b.attempt).toMatch(/^sgn_[A-Za-z0-9_-]{22}$/)

@@ -104,7 +104,11 @@ export async function requestSignInCode(services: Services, mailer: Mailer, rawE
 /** One mail counted against the address's limits; throws RATE_LIMITED past them when `refuse`. */
 async function mailBudget(services: Services, emailKey: string, networkKey: string, refuse: boolean): Promise<boolean> {
   const limits = [
-    { key: `signin:mail-net-hour:${networkKey}`, rate: SIGN_IN_RATES.perAddressNetworkHour, hint: 'Too many codes were asked for this address from your network this hour; use the latest code you received, or retry later.' },
+    {
+      key: `signin:mail-net-hour:${networkKey}`,
+      rate: SIGN_IN_RATES.perAddressNetworkHour,
+      hint: 'Too many codes were asked for this address from your network this hour; use the latest code you received, or retry later.',
+    },
     { key: `signin:mail-hour:${emailKey}`, rate: SIGN_IN_RATES.perAddressHour, hint: 'Too many codes were asked for this address this hour; use the latest code you received, or retry later.' },
   ]
   for (const { key, rate, hint } of limits) {

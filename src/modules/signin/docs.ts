@@ -4,9 +4,9 @@
 const DESCRIPTIONS: Record<number, string> = {
   200: 'An HTML page',
   302: 'To the identity provider',
-  303: 'To the next page (a path on this site, or the OAuth client\'s redirect URI after consent)',
+  303: "To the next page (a path on this site, or the OAuth client's redirect URI after consent)",
   400: 'An HTML page saying what is wrong with the request',
-  403: 'An HTML page: the form\'s CSRF token is missing or wrong, or the provider vouches for no verified e-mail',
+  403: "An HTML page: the form's CSRF token is missing or wrong, or the provider vouches for no verified e-mail",
   404: 'An HTML page: not found (or this sign-in method is not configured)',
   410: 'An HTML page: the consent request is no longer pending',
   429: 'An HTML page; honor the Retry-After header',

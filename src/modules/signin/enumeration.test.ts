@@ -82,7 +82,10 @@ describe('wrong codes tell nothing about the address', () => {
       open()
       // The positive marker: the row is there before the next wrong codes.
       await waitForMail(sink, known)
-      const rows = await db.select().from(signInCodes).where(eq(signInCodes.accountId, (await db.query.accounts.findFirst({ where: (a, { eq: is }) => is(a.email, known) }))!.id))
+      const rows = await db
+        .select()
+        .from(signInCodes)
+        .where(eq(signInCodes.accountId, (await db.query.accounts.findFirst({ where: (a, { eq: is }) => is(a.email, known) }))!.id))
       expect(rows).toHaveLength(1)
     })
     const unknownAnswers = await wrongCodes(uniqueEmail('nobody'), 2)

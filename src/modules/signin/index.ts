@@ -32,7 +32,12 @@ const LOGIN_TOKEN = /^[A-Za-z0-9_-]{43}$/
 const MAX_EMAIL_LENGTH = 254
 
 function staleForm(next: string): Response {
-  return messagePage(403, 'Please start again', 'This form was not sent from this site’s sign-in page, or your browser did not keep its cookie. Open the sign-in page again (cookies must be allowed).', { next })
+  return messagePage(
+    403,
+    'Please start again',
+    'This form was not sent from this site’s sign-in page, or your browser did not keep its cookie. Open the sign-in page again (cookies must be allowed).',
+    { next },
+  )
 }
 
 export function signinModule(services: Services) {
@@ -62,7 +67,12 @@ export function signinModule(services: Services) {
       session = await createSession(services, accountId, method)
     } catch (error) {
       if (!(error instanceof AccountSuspendedError)) throw error
-      return messagePage(403, 'Account suspended', 'The operators of this service have suspended this account, so it cannot sign in. Its owner was told by e-mail; reply to that message to ask for it back.', { cookies })
+      return messagePage(
+        403,
+        'Account suspended',
+        'The operators of this service have suspended this account, so it cannot sign in. Its owner was told by e-mail; reply to that message to ask for it back.',
+        { cookies },
+      )
     }
     return redirect(next, { cookies: [...cookies, sessionCookie(config, session.token)] })
   }
@@ -77,7 +87,13 @@ export function signinModule(services: Services) {
         const { token, cookies } = loginToken(request)
         return signInPage({ next, csrf: token, providers: configured, cookies })
       },
-      htmlDoc('signInPage', 'The sign-in page', `The e-mail form (and "Sign in with GitHub / Google" when configured). next: a path on this site to go to once signed in (default ${DEFAULT_NEXT}); anything else, once normalised, leads to ${FALLBACK_NEXT} instead. Already signed in: 303 to next.`, [200, 303], [NEXT_PARAM]),
+      htmlDoc(
+        'signInPage',
+        'The sign-in page',
+        `The e-mail form (and "Sign in with GitHub / Google" when configured). next: a path on this site to go to once signed in (default ${DEFAULT_NEXT}); anything else, once normalised, leads to ${FALLBACK_NEXT} instead. Already signed in: 303 to next.`,
+        [200, 303],
+        [NEXT_PARAM],
+      ),
     )
     .post(
       '/signin',
@@ -97,7 +113,13 @@ export function signinModule(services: Services) {
           return limitPage(error, next)
         }
       },
-      formDoc('requestSignInCode', 'Mail a sign-in code', `Form: email, next, csrf (the sign-in page's token, which must match its cookie). Answers the code form whether or not an account uses the address (and mails a code only when one does). Per address and requesting network: ${SIGN_IN_RATES.perAddressNetworkHour.limit} codes an hour, and a repeat within a minute mails the pending code again; per address from every network ${SIGN_IN_RATES.perAddressHour.limit} codes an hour; ${SIGN_IN_RATES.requestsPerIp.limit} requests an hour per client IP (429 page). Asking again never retires a code already mailed.`, [200, 400, 403, 429], ['email', 'next', 'csrf']),
+      formDoc(
+        'requestSignInCode',
+        'Mail a sign-in code',
+        `Form: email, next, csrf (the sign-in page's token, which must match its cookie). Answers the code form whether or not an account uses the address (and mails a code only when one does). Per address and requesting network: ${SIGN_IN_RATES.perAddressNetworkHour.limit} codes an hour, and a repeat within a minute mails the pending code again; per address from every network ${SIGN_IN_RATES.perAddressHour.limit} codes an hour; ${SIGN_IN_RATES.requestsPerIp.limit} requests an hour per client IP (429 page). Asking again never retires a code already mailed.`,
+        [200, 400, 403, 429],
+        ['email', 'next', 'csrf'],
+      ),
     )
     .post(
       '/signin/code',
@@ -120,7 +142,13 @@ export function signinModule(services: Services) {
         const left = `${check.remaining} attempt${check.remaining === 1 ? '' : 's'} left`
         return codePage({ ...page, status: 400, error: `That code is wrong or has expired (codes last ${page.validMinutes} minutes); ${left}.` })
       },
-      formDoc('signInWithCode', 'Sign in with the mailed code', `Form: attempt, code, next, csrf. The right code (single-use, ${SIGN_IN_CODE_TTL_MS / 60_000} minutes, ${MAX_SIGN_IN_ATTEMPTS} attempts) starts a session: Set-Cookie of an HttpOnly, SameSite=Lax session cookie (Secure on https), then 303 to next. A wrong or expired code is the code form again (400).`, [303, 400, 403, 429], ['attempt', 'code', 'next', 'csrf']),
+      formDoc(
+        'signInWithCode',
+        'Sign in with the mailed code',
+        `Form: attempt, code, next, csrf. The right code (single-use, ${SIGN_IN_CODE_TTL_MS / 60_000} minutes, ${MAX_SIGN_IN_ATTEMPTS} attempts) starts a session: Set-Cookie of an HttpOnly, SameSite=Lax session cookie (Secure on https), then 303 to next. A wrong or expired code is the code form again (400).`,
+        [303, 400, 403, 429],
+        ['attempt', 'code', 'next', 'csrf'],
+      ),
     )
     .get(
       '/signin/done',
@@ -137,11 +165,18 @@ export function signinModule(services: Services) {
         const next = returnPath(formField(body, 'next'))
         const session = await readSession(services, request)
         if (!session) return redirect(`/signin${nextQuery(next)}`, { cookies: [clearSessionCookie(config)] })
-        if (!checkCsrf(session, formField(body, 'csrf'))) return messagePage(403, 'Please start again', 'This sign-out form was not sent from this site; sign out from the page that shows who is signed in.', { next: DEFAULT_NEXT })
+        if (!checkCsrf(session, formField(body, 'csrf')))
+          return messagePage(403, 'Please start again', 'This sign-out form was not sent from this site; sign out from the page that shows who is signed in.', { next: DEFAULT_NEXT })
         await revokeSession(services, session.id)
         return redirect(`/signin${nextQuery(next)}`, { cookies: [clearSessionCookie(config)] })
       },
-      formDoc('signOut', 'Sign out', 'Form: csrf (the session\'s CSRF token), next (optional: where sign-in leads afterwards). Ends the session at once (its cookie no longer works anywhere), clears the cookie, 303 to /signin. A missing or wrong token is a 403 page.', [303, 403], ['csrf', 'next']),
+      formDoc(
+        'signOut',
+        'Sign out',
+        "Form: csrf (the session's CSRF token), next (optional: where sign-in leads afterwards). Ends the session at once (its cookie no longer works anywhere), clears the cookie, 303 to /signin. A missing or wrong token is a 403 page.",
+        [303, 403],
+        ['csrf', 'next'],
+      ),
     )
     .use(providerRoutes(services, providers, signIn))
 }

@@ -25,7 +25,7 @@ afterAll(async () => {
 /** Addresses in a /24 no other test uses: `host` picks the last octet. */
 function randomNetwork(): (host: number) => string {
   const octet = () => Math.floor(Math.random() * 250) + 1
-  const prefix = `${octet() % 90 + 11}.${octet()}.${octet()}`
+  const prefix = `${(octet() % 90) + 11}.${octet()}.${octet()}`
   return (host) => `${prefix}.${host}`
 }
 
@@ -158,7 +158,7 @@ describe('what still stops mail bombing', () => {
     await waitForMail(sink, email, SIGN_IN_RATES.perAddressHour.limit)
   })
 
-  test('a repeat within the minute past the network\'s hourly mails answers the form and mails nothing more', async () => {
+  test("a repeat within the minute past the network's hourly mails answers the form and mails nothing more", async () => {
     const email = await accountEmail()
     const owner = new Browser(api.app, randomNetwork()(7))
     const first = await askForCode(owner, email)

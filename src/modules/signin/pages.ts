@@ -31,9 +31,7 @@ export interface SignInPageInput {
 }
 
 export function signInPage(input: SignInPageInput): Response {
-  const buttons = input.providers
-    .map((name) => `<a class="button secondary" href="/signin/${name}${escapeHtml(nextQuery(input.next))}">Sign in with ${PROVIDER_LABELS[name]}</a>`)
-    .join(' ')
+  const buttons = input.providers.map((name) => `<a class="button secondary" href="/signin/${name}${escapeHtml(nextQuery(input.next))}">Sign in with ${PROVIDER_LABELS[name]}</a>`).join(' ')
   return htmlPage(
     'Sign in',
     `<h1>Sign in</h1>

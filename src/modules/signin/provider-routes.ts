@@ -65,7 +65,13 @@ function providerRoute(services: Services, name: ProviderName, provider: Identit
           cookies: [setCookie(config, 'provider', encodePending(pending), STATE_TTL_SECONDS)],
         })
       },
-      htmlDoc(`signInWith${label}`, `Sign in with ${label}`, `302 to ${label} (state, ${name === 'google' ? 'PKCE, ' : ''}and next kept in a 10-minute HttpOnly cookie). 404 page when ${name.toUpperCase()}_CLIENT_ID is not set.`, [302, 404], [NEXT_PARAM]),
+      htmlDoc(
+        `signInWith${label}`,
+        `Sign in with ${label}`,
+        `302 to ${label} (state, ${name === 'google' ? 'PKCE, ' : ''}and next kept in a 10-minute HttpOnly cookie). 404 page when ${name.toUpperCase()}_CLIENT_ID is not set.`,
+        [302, 404],
+        [NEXT_PARAM],
+      ),
     )
     .get(
       `/signin/${name}/callback`,
@@ -95,11 +101,21 @@ function providerRoute(services: Services, name: ProviderName, provider: Identit
           return limitPage(error, next)
         }
         if (email === null) {
-          return messagePage(403, 'No verified e-mail address', `${label} has no verified ${name === 'github' ? 'primary ' : ''}e-mail address for you, so it cannot tell us who you are. Verify it there, or sign in with a code by e-mail.`, { next, cookies: clear })
+          return messagePage(
+            403,
+            'No verified e-mail address',
+            `${label} has no verified ${name === 'github' ? 'primary ' : ''}e-mail address for you, so it cannot tell us who you are. Verify it there, or sign in with a code by e-mail.`,
+            { next, cookies: clear },
+          )
         }
         const [account] = await services.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).limit(1)
         if (!account) {
-          return messagePage(404, 'No account', `No account uses ${email}, the address ${label} verified for you. Sign-in does not create accounts; register with the API first (POST /api/v1/guest/register).`, { next, cookies: clear })
+          return messagePage(
+            404,
+            'No account',
+            `No account uses ${email}, the address ${label} verified for you. Sign-in does not create accounts; register with the API first (POST /api/v1/guest/register).`,
+            { next, cookies: clear },
+          )
         }
         return signIn(request, account.id, name, next, clear)
       },

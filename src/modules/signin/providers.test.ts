@@ -49,7 +49,7 @@ async function signInAt(provider: FakeIdentityProvider, name: 'github' | 'google
 const sessionsOf = (accountId: string) => api.deps.db.select().from(humanSessions).where(eq(humanSessions.accountId, accountId))
 
 describe('configuration', () => {
-  test('client id and secret both or neither; the providers\' own endpoints unless overridden', () => {
+  test("client id and secret both or neither; the providers' own endpoints unless overridden", () => {
     expect(parseConfig({}).identityProviders).toEqual({ github: undefined, google: undefined })
     expect(() => parseConfig({ GITHUB_CLIENT_ID: 'id' })).toThrow(/GITHUB_CLIENT_SECRET is required/)
     expect(() => parseConfig({ GOOGLE_CLIENT_SECRET: 's' })).toThrow(/GOOGLE_CLIENT_ID is required/)
@@ -61,7 +61,9 @@ describe('configuration', () => {
       tokenUrl: 'https://github.com/login/oauth/access_token',
       userUrl: 'https://api.github.com',
     })
-    expect(parseConfig({ GOOGLE_CLIENT_ID: 'id', GOOGLE_CLIENT_SECRET: 's', GOOGLE_USER_URL: 'http://127.0.0.1:9/v1/userinfo/' }).identityProviders.google?.userUrl).toBe('http://127.0.0.1:9/v1/userinfo')
+    expect(parseConfig({ GOOGLE_CLIENT_ID: 'id', GOOGLE_CLIENT_SECRET: 's', GOOGLE_USER_URL: 'http://127.0.0.1:9/v1/userinfo/' }).identityProviders.google?.userUrl).toBe(
+      'http://127.0.0.1:9/v1/userinfo',
+    )
   })
 })
 
@@ -95,7 +97,12 @@ describe('GitHub', () => {
 
   test('the verified primary e-mail signs in to its account: session cookie, 303 to next', async () => {
     const { id, email } = await account()
-    const { callback, browser } = await signInAt(github, 'github', { emails: [{ email: 'other@example.com', primary: false, verified: true }, { email: email.toUpperCase(), primary: true, verified: true }] })
+    const { callback, browser } = await signInAt(github, 'github', {
+      emails: [
+        { email: 'other@example.com', primary: false, verified: true },
+        { email: email.toUpperCase(), primary: true, verified: true },
+      ],
+    })
     expect([callback.status, callback.location], showPage(callback)).toEqual([303, '/after'])
     expect(browser.cookies.get('__Host-ls_session')).toMatch(/^hs_/)
     expect(browser.cookies.has('__Host-ls_provider')).toBe(false)
@@ -107,11 +114,21 @@ describe('GitHub', () => {
 
   test('an unverified primary e-mail is refused (a verified secondary one does not count)', async () => {
     const { id, email } = await account()
-    const { callback, browser } = await signInAt(github, 'github', { emails: [{ email, primary: true, verified: false }, { email: 'x@example.com', primary: false, verified: true }] })
+    const { callback, browser } = await signInAt(github, 'github', {
+      emails: [
+        { email, primary: true, verified: false },
+        { email: 'x@example.com', primary: false, verified: true },
+      ],
+    })
     expect(callback.status, showPage(callback)).toBe(403)
     expect(browser.cookies.has('__Host-ls_session')).toBe(false)
     expect(await sessionsOf(id)).toEqual([])
-    const secondary = await signInAt(github, 'github', { emails: [{ email: 'y@example.com', primary: true, verified: true }, { email, primary: false, verified: true }] })
+    const secondary = await signInAt(github, 'github', {
+      emails: [
+        { email: 'y@example.com', primary: true, verified: true },
+        { email, primary: false, verified: true },
+      ],
+    })
     expect(secondary.callback.status, showPage(secondary.callback)).toBe(404)
     expect(await sessionsOf(id)).toEqual([])
   })
@@ -124,7 +141,7 @@ describe('GitHub', () => {
     expect(browser.cookies.has('__Host-ls_session')).toBe(false)
   })
 
-  test('state mismatch, another browser, another provider\'s cookie: refused before any call to the provider', async () => {
+  test("state mismatch, another browser, another provider's cookie: refused before any call to the provider", async () => {
     const { email } = await account()
     const user = { emails: [{ email, primary: true, verified: true }] }
     const browser = new Browser(api.app)

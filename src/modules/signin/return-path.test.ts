@@ -97,7 +97,10 @@ describe('the pages, signed in and signed out', () => {
     const done = await browser.post('/signin/code', { attempt: form.attempt, code, next: '/%2e%2e//evil.example', csrf: form.csrf })
     expect(done.status, showPage(done)).toBe(303)
     expect(done.location).toBe(FALLBACK_NEXT)
-    expect([...browser.cookies.keys()].some((name) => name.endsWith('ls_session')), [...browser.cookies.keys()].join(',')).toBe(true)
+    expect(
+      [...browser.cookies.keys()].some((name) => name.endsWith('ls_session')),
+      [...browser.cookies.keys()].join(','),
+    ).toBe(true)
   })
 
   test('next given twice is refused (400 VALIDATION_FAILED naming it), whichever comes first', async () => {

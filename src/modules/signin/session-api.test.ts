@@ -32,9 +32,7 @@ describe('the session on human API routes', () => {
     expect(JSON.parse(refused.text).error).toBe('CSRF_TOKEN_INVALID')
 
     const body = JSON.stringify({ name: 'from the browser', scopes: ['links:read'] })
-    const created = await browser.app.handle(
-      new Request('http://localhost/api/v1/agents', { method: 'POST', headers: { ...json, cookie: browser.cookieHeader(), 'x-csrf-token': csrf }, body }),
-    )
+    const created = await browser.app.handle(new Request('http://localhost/api/v1/agents', { method: 'POST', headers: { ...json, cookie: browser.cookieHeader(), 'x-csrf-token': csrf }, body }))
     const createdText = await created.text()
     expect(created.status, createdText).toBe(201)
     const list = await browser.get('/api/v1/agents')
@@ -48,7 +46,11 @@ describe('the session on human API routes', () => {
     )
     expect(noCsrf.status, await noCsrf.text()).toBe(403)
     const shortened = await browser.app.handle(
-      new Request('http://localhost/api/v1/shorten', { method: 'POST', headers: { ...json, cookie: browser.cookieHeader(), 'x-csrf-token': csrf }, body: JSON.stringify({ url: 'https://example.com/from-the-dashboard' }) }),
+      new Request('http://localhost/api/v1/shorten', {
+        method: 'POST',
+        headers: { ...json, cookie: browser.cookieHeader(), 'x-csrf-token': csrf },
+        body: JSON.stringify({ url: 'https://example.com/from-the-dashboard' }),
+      }),
     )
     const shortenedText = await shortened.text()
     expect(shortened.status, shortenedText).toBe(200)
@@ -61,7 +63,10 @@ describe('the session on human API routes', () => {
     expect(fromElsewhere.headers.get('access-control-allow-origin')).toBeNull()
     expect(fromElsewhere.headers.get('access-control-allow-credentials')).toBeNull()
     const preflight = await browser.app.handle(
-      new Request('http://localhost/api/v1/shorten', { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrf-token' } }),
+      new Request('http://localhost/api/v1/shorten', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrf-token' },
+      }),
     )
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull()
 

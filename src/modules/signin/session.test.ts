@@ -93,8 +93,7 @@ describe('sessionPrincipal in the auth plugin (a route for the human: API key or
       .get('/mine', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
       .post('/mine', ({ principal }) => ({ credential: principal.credentialId }), { human: true })
     const { browser, token } = await signedIn()
-    const send = (method: string, headers: Record<string, string> = {}) =>
-      app.handle(new Request('http://localhost/mine', { method, headers: { cookie: `__Host-ls_session=${token}`, ...headers } }))
+    const send = (method: string, headers: Record<string, string> = {}) => app.handle(new Request('http://localhost/mine', { method, headers: { cookie: `__Host-ls_session=${token}`, ...headers } }))
     const read = await send('GET')
     expect(read.status).toBe(200)
     expect(((await read.json()) as { credential: string }).credential).toMatch(/^ses:ses_/)
@@ -111,7 +110,7 @@ describe('sessionPrincipal in the auth plugin (a route for the human: API key or
 })
 
 describe('checkCsrf', () => {
-  test('true only for the session\'s own token; false for a principal without a session', async () => {
+  test("true only for the session's own token; false for a principal without a session", async () => {
     const { token } = await signedIn()
     const principal = (await sessionPrincipal(services, withCookie(token)))!
     const own = principal.kind === 'account' ? principal.session!.csrfToken : ''
@@ -159,7 +158,7 @@ describe('sign-out', () => {
     expect([done.status, done.location]).toEqual([303, '/signin'])
   })
 
-  test('signing in again ends the browser\'s previous session', async () => {
+  test("signing in again ends the browser's previous session", async () => {
     const { id } = await newAccount(api.deps.db)
     const email = `${id.toLowerCase()}@example.test`
     const { token } = await createSession(services, id, 'email-code')

@@ -49,7 +49,11 @@ describe('clicks and last_clicked_at on link records', () => {
   })
 
   test('ClickHouse down: links still answer without counts and with a notice; stats 503; Free 403 keeps its shape', async () => {
-    const down = { query: async () => { throw new Error('connect ECONNREFUSED') } } as unknown as ClickHouseClient
+    const down = {
+      query: async () => {
+        throw new Error('connect ECONNREFUSED')
+      },
+    } as unknown as ClickHouseClient
     const local = await testApi({ clickhouse: down })
     const free = await newAccount(api.deps.db)
     const link = await createLink(local.app, free)

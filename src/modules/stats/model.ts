@@ -5,10 +5,10 @@ import { Domain } from '../links/model'
 
 export const StatsQuery = t.Object({
   period: t.Optional(
-    t.Union(
-      [t.Literal(PERIODS[0]), t.Literal(PERIODS[1]), t.Literal(PERIODS[2]), t.Literal(PERIODS[3])],
-      { default: '7D', description: '24H (24 hourly buckets), 7D or 30D (daily buckets), ALL (daily, or monthly past ~3 months); default 7D' },
-    ),
+    t.Union([t.Literal(PERIODS[0]), t.Literal(PERIODS[1]), t.Literal(PERIODS[2]), t.Literal(PERIODS[3])], {
+      default: '7D',
+      description: '24H (24 hourly buckets), 7D or 30D (daily buckets), ALL (daily, or monthly past ~3 months); default 7D',
+    }),
   ),
   domain: t.Optional(Domain),
   include_bots: t.Optional(t.Boolean({ default: false, description: 'Count clicks flagged as bots too (left out by default)' })),
@@ -38,14 +38,13 @@ export const StatsData = t.Object(
     os: Count('os', 'Top 10 operating systems'),
     routingStats: t.Array(FreeForm(), {
       description:
-        'One item per route: each routing rule and A/B variant configured now, the default (the link\'s own URL), and any route clicked in the period: {route (rule:<id>, ab:<id>, default), kind (rule, variant, default), url (null when no longer configured), clicks, leads, sales, conversions}; bots left out, conversions counted through their click',
+        "One item per route: each routing rule and A/B variant configured now, the default (the link's own URL), and any route clicked in the period: {route (rule:<id>, ab:<id>, default), kind (rule, variant, default), url (null when no longer configured), clicks, leads, sales, conversions}; bots left out, conversions counted through their click",
     }),
     routingSummary: FreeForm('{rules (count), ab: {status, winner_by, ends_at, winner, variants (count)} or null, routed_clicks, default_clicks}'),
     conversions: t.Optional(
-      t.Array(
-        t.Object({ type: t.String(), currency: t.Union([t.String(), t.Null()]), count: Int(), value: t.Number() }),
-        { description: 'Conversions of the period by type and currency (currency null: reported without a value)' },
-      ),
+      t.Array(t.Object({ type: t.String(), currency: t.Union([t.String(), t.Null()]), count: Int(), value: t.Number() }), {
+        description: 'Conversions of the period by type and currency (currency null: reported without a value)',
+      }),
     ),
     revenue: t.Optional(
       t.Array(t.Object({ currency: t.String(), gross: t.Number(), refunds: t.Number(), net: t.Number() }), {
@@ -79,11 +78,26 @@ export const StatsResponse = t.Object(
             { date: '2026-03-06T00:00:00.000Z', clicks: 12 },
             { date: '2026-03-07T00:00:00.000Z', clicks: 8 },
           ],
-          countries: [{ country: 'US', clicks: 30 }, { country: 'DE', clicks: 12 }],
-          referrers: [{ referrer: 'news.ycombinator.com', clicks: 25 }, { referrer: '', clicks: 17 }],
-          devices: [{ device: 'desktop', clicks: 28 }, { device: 'mobile', clicks: 14 }],
-          browsers: [{ browser: 'Chrome', clicks: 30 }, { browser: 'Firefox', clicks: 12 }],
-          os: [{ os: 'Windows', clicks: 20 }, { os: 'macOS', clicks: 22 }],
+          countries: [
+            { country: 'US', clicks: 30 },
+            { country: 'DE', clicks: 12 },
+          ],
+          referrers: [
+            { referrer: 'news.ycombinator.com', clicks: 25 },
+            { referrer: '', clicks: 17 },
+          ],
+          devices: [
+            { device: 'desktop', clicks: 28 },
+            { device: 'mobile', clicks: 14 },
+          ],
+          browsers: [
+            { browser: 'Chrome', clicks: 30 },
+            { browser: 'Firefox', clicks: 12 },
+          ],
+          os: [
+            { os: 'Windows', clicks: 20 },
+            { os: 'macOS', clicks: 22 },
+          ],
           routingStats: [
             { route: 'rule:r1', kind: 'rule', url: 'https://apps.apple.com/app/id123', clicks: 14, leads: 2, sales: 0, conversions: 2 },
             { route: 'ab:a', kind: 'variant', url: 'https://example.com/a', clicks: 13, leads: 3, sales: 1, conversions: 4 },

@@ -22,11 +22,7 @@ const sharedStats = singleFlightPer<LinkStats>()
  * Extra sections of Pro statistics from other modules (e.g. conversions and revenue):
  * each gets the link and the period and returns fields merged into `data`. Passed to statsModule.
  */
-export type StatsSection = (
-  services: Services,
-  link: Pick<LinkRow, 'id' | 'accountId' | 'url' | 'routing'>,
-  opts: { period: Period; now: Date },
-) => Promise<Record<string, unknown>>
+export type StatsSection = (services: Services, link: Pick<LinkRow, 'id' | 'accountId' | 'url' | 'routing'>, opts: { period: Period; now: Date }) => Promise<Record<string, unknown>>
 
 export interface StatsRequest {
   alias: string
@@ -43,24 +39,18 @@ export async function statsFor(services: Services, account: AccountPrincipal, re
     const totals = await clickTotals(services, [row.id])
     const found = totals?.get(row.id)
     const meta = await currentAccountMeta(services, account, { notices: totals ? [] : [{ ...CLICKS_UNAVAILABLE_NOTICE }] })
-    throw new ApiError(
-      'STATS_REQUIRES_PRO',
-      'Link statistics are a Pro feature; data has this link\'s total clicks. Upgrade with POST /api/v1/account/upgrade.',
-      {
-        upgrade_url: upgradeUrl(services),
-        data: { ...head, total_clicks: found ? found.clicks : null, last_clicked_at: found ? found.last_clicked_at : null },
-        meta,
-      },
-    )
+    throw new ApiError('STATS_REQUIRES_PRO', "Link statistics are a Pro feature; data has this link's total clicks. Upgrade with POST /api/v1/account/upgrade.", {
+      upgrade_url: upgradeUrl(services),
+      data: { ...head, total_clicks: found ? found.clicks : null, last_clicked_at: found ? found.last_clicked_at : null },
+      meta,
+    })
   }
 
   const now = new Date(services.now())
   let data: typeof head & LinkStats
   try {
     const [stats, ...parts] = await Promise.all([
-      sharedStats(services.clickhouse, `${row.id} ${req.period} ${req.includeBots}`, () =>
-        linkStats(services.clickhouse, { linkId: row.id, period: req.period, includeBots: req.includeBots, now }),
-      ),
+      sharedStats(services.clickhouse, `${row.id} ${req.period} ${req.includeBots}`, () => linkStats(services.clickhouse, { linkId: row.id, period: req.period, includeBots: req.includeBots, now })),
       ...sections.map((section) => section(services, row, { period: req.period, now })),
     ])
     data = Object.assign({ ...head, ...stats }, ...parts)

@@ -31,7 +31,7 @@ describe('GET /api/v1/links/{alias}/stats: Free and errors', () => {
     }
   })
 
-  test('security: another account\'s link and an unknown link are 404 alike, for Free and Pro', async () => {
+  test("security: another account's link and an unknown link are 404 alike, for Free and Pro", async () => {
     const owner = await newAccount(api.deps.db, 'pro')
     const link = await createLink(api.app, owner)
     await insertClicks(link.id, [{}])
@@ -52,11 +52,7 @@ describe('GET /api/v1/links/{alias}/stats: Free and errors', () => {
     const link = await createLink(api.app, pro)
     const gt = await newGuestToken(api.app)
     const path = `/api/v1/links/${link.alias}/stats`
-    for (const res of [
-      await call(api.app, 'GET', path, { token: gt }),
-      await call(api.app, 'GET', path),
-      await call(api.app, 'GET', path, { token: 'mk_not-a-real-key-0000000000' }),
-    ]) {
+    for (const res of [await call(api.app, 'GET', path, { token: gt }), await call(api.app, 'GET', path), await call(api.app, 'GET', path, { token: 'mk_not-a-real-key-0000000000' })]) {
       expect(res.status, show(res)).toBe(401)
       expect(res.body.error).toBe('UNAUTHORIZED')
       expect(res.text).not.toContain('total_clicks')

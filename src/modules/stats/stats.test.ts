@@ -31,7 +31,10 @@ describe('GET /api/v1/links/{alias}/stats: Pro', () => {
     expect(data.timeseries.length).toBe(7)
     expect(data.timeseries.reduce((n: number, b: { clicks: number }) => n + b.clicks, 0)).toBe(3)
     expect(data.timeseries.at(-1).clicks).toBe(2)
-    expect(data.countries).toEqual([{ country: 'US', clicks: 2 }, { country: 'DE', clicks: 1 }])
+    expect(data.countries).toEqual([
+      { country: 'US', clicks: 2 },
+      { country: 'DE', clicks: 1 },
+    ])
     expect(data.referrers).toContainEqual({ referrer: 'news.ycombinator.com', clicks: 1 })
     expect(data.devices).toContainEqual({ device: 'mobile', clicks: 1 })
     expect(data.browsers.map((b: { browser: string }) => b.browser)).not.toContain('Googlebot')
@@ -88,13 +91,15 @@ describe('GET /api/v1/links/{alias}/stats: conversions and revenue', () => {
       occurredAt: new Date(Date.now() - msAgo),
       payloadHash: uniqueName('hash_'),
     })
-    await api.deps.db.insert(conversions).values([
-      conversion('purchase', '50', 'EUR', 0),
-      conversion('purchase', '30.5', 'EUR', DAY),
-      conversion('refund', '20', 'EUR', 0),
-      conversion('signup', null, null, 0),
-      conversion('purchase', '100', 'USD', 40 * DAY),
-    ])
+    await api.deps.db
+      .insert(conversions)
+      .values([
+        conversion('purchase', '50', 'EUR', 0),
+        conversion('purchase', '30.5', 'EUR', DAY),
+        conversion('refund', '20', 'EUR', 0),
+        conversion('signup', null, null, 0),
+        conversion('purchase', '100', 'USD', 40 * DAY),
+      ])
     const week = await call(api.app, 'GET', `/api/v1/links/${link.alias}/stats`, { token: pro.key })
     expect(week.status, show(week)).toBe(200)
     expect(week.body.data.conversions).toEqual([

@@ -77,7 +77,12 @@ export function tagsModule(services: Services, auth: Auth) {
         idempotent: true,
         params: TagIdParams,
         response: { 200: 'TagMessageResponse', ...errorResponses('VALIDATION_FAILED', 'TAG_NOT_FOUND') },
-        detail: { operationId: 'deleteTag', tags: ['tags'], summary: 'Delete a tag', description: 'The tag is removed from every link that carried it. Unknown ids and other accounts\' tags are 404 TAG_NOT_FOUND.' },
+        detail: {
+          operationId: 'deleteTag',
+          tags: ['tags'],
+          summary: 'Delete a tag',
+          description: "The tag is removed from every link that carried it. Unknown ids and other accounts' tags are 404 TAG_NOT_FOUND.",
+        },
       },
     )
     .get(
@@ -91,7 +96,7 @@ export function tagsModule(services: Services, auth: Auth) {
         params: LinkParams,
         query: DomainQuery,
         response: { 200: 'TagListResponse', ...errorResponses('VALIDATION_FAILED', 'LINK_NOT_FOUND') },
-        detail: { operationId: 'listLinkTags', tags: ['tags'], summary: 'Tags of a link', description: 'Unknown links and other accounts\' links are 404 LINK_NOT_FOUND.' },
+        detail: { operationId: 'listLinkTags', tags: ['tags'], summary: 'Tags of a link', description: "Unknown links and other accounts' links are 404 LINK_NOT_FOUND." },
       },
     )
     .post(

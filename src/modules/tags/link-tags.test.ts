@@ -43,9 +43,7 @@ describe('tags of a link', () => {
     const account = await newAccount(api.deps.db, 'pro')
     const tag = await createTag(account, 'race')
     const link = await newLink(api.deps.db, account.id, DEFAULT_DOMAIN)
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () => call(app, 'POST', `/api/v1/links/${link.alias}/tags`, { token: account.key, body: { tagId: tag.id } })),
-    )
+    const results = await Promise.all(Array.from({ length: 8 }, () => call(app, 'POST', `/api/v1/links/${link.alias}/tags`, { token: account.key, body: { tagId: tag.id } })))
     expect(results.map((r) => r.status).sort(), results.map(show).join('\n')).toEqual([200, 200, 200, 200, 200, 200, 200, 201])
   })
 
@@ -79,7 +77,7 @@ describe('tags of a link', () => {
     }
   })
 
-  test('security: another account\'s link or tag is 404 and nothing changes; guest tokens are 401', async () => {
+  test("security: another account's link or tag is 404 and nothing changes; guest tokens are 401", async () => {
     const [owner, other] = [await newAccount(api.deps.db), await newAccount(api.deps.db)]
     const ownerTag = await createTag(owner, 'owner-tag')
     const otherTag = await createTag(other, 'other-tag')
@@ -102,7 +100,10 @@ describe('tags of a link', () => {
       expect(res.text, show(res)).not.toContain('owner-tag')
     }
     const still = await call(app, 'GET', `/api/v1/links/${ownerLink.alias}/tags`, { token: owner.key })
-    expect(still.body.tags.map((t: { id: number }) => t.id), show(still)).toEqual([ownerTag.id])
+    expect(
+      still.body.tags.map((t: { id: number }) => t.id),
+      show(still),
+    ).toEqual([ownerTag.id])
     expect(await api.deps.db.select().from(linkTags).where(eq(linkTags.tagId, ownerTag.id))).toHaveLength(1)
 
     // A guest-made link (no account) is nobody's to tag.

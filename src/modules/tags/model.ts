@@ -50,10 +50,7 @@ export const CreateTagRequest = t.Object(
 const TagIdField = Int({ minimum: 1, maximum: MAX_TAG_ID, description: 'Id of one of your tags', examples: [42] })
 const DomainField = t.String({ pattern: DOMAIN_PATTERN, maxLength: 260, description: 'Domain that owns the alias; default: the service default domain', examples: ['links.example.com'] })
 
-export const AssignTagRequest = t.Object(
-  { tagId: TagIdField, domain: t.Optional(DomainField) },
-  { examples: [{ tagId: 42 }, { tagId: 42, domain: 'links.example.com' }] },
-)
+export const AssignTagRequest = t.Object({ tagId: TagIdField, domain: t.Optional(DomainField) }, { examples: [{ tagId: 42 }, { tagId: 42, domain: 'links.example.com' }] })
 
 /** Path ids as strict decimal: "0x10", "1e3" or " 1" are not ids. The upper bound is checked by the service. */
 export const TagIdParams = t.Object({

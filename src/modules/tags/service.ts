@@ -87,7 +87,10 @@ export async function countAccountTags(services: Pick<Services, 'db'>, accountId
 
 /** Deletes a tag of the account; its assignments go with it (link_tags cascades). */
 export async function deleteTag(services: Pick<Services, 'db'>, accountId: string, tagId: number): Promise<void> {
-  const [row] = await services.db.delete(tags).where(and(eq(tags.id, tagId), eq(tags.accountId, accountId))).returning({ id: tags.id })
+  const [row] = await services.db
+    .delete(tags)
+    .where(and(eq(tags.id, tagId), eq(tags.accountId, accountId)))
+    .returning({ id: tags.id })
   if (!row) throw new ApiError('TAG_NOT_FOUND')
 }
 
@@ -104,12 +107,7 @@ async function ownedLinkId(db: Pick<Db, 'select'>, accountId: string, domain: st
 
 export async function listLinkTags(services: Pick<Services, 'db' | 'config'>, accountId: string, ref: LinkRef): Promise<TagRecord[]> {
   const linkId = await ownedLinkId(services.db, accountId, linkHost(services.config, ref.domain), ref.alias)
-  const rows = await services.db
-    .select({ tag: tags })
-    .from(linkTags)
-    .innerJoin(tags, eq(tags.id, linkTags.tagId))
-    .where(eq(linkTags.linkId, linkId))
-    .orderBy(asc(tags.id))
+  const rows = await services.db.select({ tag: tags }).from(linkTags).innerJoin(tags, eq(tags.id, linkTags.tagId)).where(eq(linkTags.linkId, linkId)).orderBy(asc(tags.id))
   return rows.map((row) => toTagRecord(row.tag))
 }
 
@@ -118,12 +116,7 @@ export async function listLinkTags(services: Pick<Services, 'db' | 'config'>, ac
  * already on the link. Both rows are locked against deletion for the insert, so a concurrent delete of
  * either ends as a 404 rather than a foreign-key error.
  */
-export async function assignTag(
-  services: Pick<Services, 'db' | 'config' | 'now'>,
-  accountId: string,
-  ref: LinkRef,
-  tagId: number,
-): Promise<{ created: boolean; domain: string }> {
+export async function assignTag(services: Pick<Services, 'db' | 'config' | 'now'>, accountId: string, ref: LinkRef, tagId: number): Promise<{ created: boolean; domain: string }> {
   const domain = linkHost(services.config, ref.domain)
   const created = await services.db.transaction(async (tx: Tx) => {
     const linkId = await ownedLinkId(tx, accountId, domain, ref.alias, true)
@@ -139,12 +132,7 @@ export async function assignTag(
 }
 
 /** Removes a tag from a link. Idempotent: `removed` is false when it was not assigned. */
-export async function unassignTag(
-  services: Pick<Services, 'db' | 'config'>,
-  accountId: string,
-  ref: LinkRef,
-  tagId: number,
-): Promise<{ removed: boolean; domain: string }> {
+export async function unassignTag(services: Pick<Services, 'db' | 'config'>, accountId: string, ref: LinkRef, tagId: number): Promise<{ removed: boolean; domain: string }> {
   const domain = linkHost(services.config, ref.domain)
   const linkId = await ownedLinkId(services.db, accountId, domain, ref.alias)
   await ownedTagExists(services.db, accountId, tagId)

@@ -73,9 +73,7 @@ describe('POST /api/v1/tags', () => {
 
   test('30 concurrent creates of distinct names leave exactly 20 tags', async () => {
     const account = await newAccount(api.deps.db, 'pro')
-    const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => call(app, 'POST', '/api/v1/tags', { token: account.key, body: { name: `burst-${i}` } })),
-    )
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => call(app, 'POST', '/api/v1/tags', { token: account.key, body: { name: `burst-${i}` } })))
     const statuses = results.map((r) => r.status)
     expect(statuses.filter((s) => s === 201).length, statuses.join(',')).toBe(20)
     for (const r of results.filter((r) => r.status !== 201)) expect(r.body.error, show(r)).toBe('TAG_LIMIT_REACHED')
@@ -109,7 +107,7 @@ describe('POST /api/v1/tags', () => {
 })
 
 describe('GET /api/v1/tags', () => {
-  test('lists the account\'s own tags, oldest first, at top level; never another account\'s', async () => {
+  test("lists the account's own tags, oldest first, at top level; never another account's", async () => {
     const [a, b] = [await newAccount(api.deps.db), await newAccount(api.deps.db)]
     const first = await createTag(a, 'first', '#ef4444')
     const second = await createTag(a, 'second')
@@ -117,7 +115,10 @@ describe('GET /api/v1/tags', () => {
     const res = await call(app, 'GET', '/api/v1/tags', { token: a.key })
     expect(res.status, show(res)).toBe(200)
     expect(res.body.success, show(res)).toBe(true)
-    expect(res.body.tags.map((t: { id: number }) => t.id), show(res)).toEqual([first.id, second.id])
+    expect(
+      res.body.tags.map((t: { id: number }) => t.id),
+      show(res),
+    ).toEqual([first.id, second.id])
     expect(res.body.tags[0], show(res)).toEqual({ id: first.id, name: 'first', color: '#ef4444', created_at: expect.any(String) })
     expect(res.body.meta.usage, show(res)).toEqual({ tags: 2, tags_limit: 20, tags_remaining: 18 })
     const empty = await call(app, 'GET', '/api/v1/tags', { token: (await newAccount(api.deps.db)).key })
@@ -149,7 +150,10 @@ describe('DELETE /api/v1/tags/{tagId}', () => {
     expect(await tagRow(tag.id)).toBeUndefined()
     expect(await api.deps.db.select().from(linkTags).where(eq(linkTags.tagId, tag.id))).toEqual([])
     const onLink = await call(app, 'GET', `/api/v1/links/${l1.alias}/tags`, { token: account.key })
-    expect(onLink.body.tags.map((t: { id: number }) => t.id), show(onLink)).toEqual([keep.id])
+    expect(
+      onLink.body.tags.map((t: { id: number }) => t.id),
+      show(onLink),
+    ).toEqual([keep.id])
     const again = await call(app, 'DELETE', `/api/v1/tags/${tag.id}`, { token: account.key })
     expect(again.status, show(again)).toBe(404)
     expect(again.body.error, show(again)).toBe('TAG_NOT_FOUND')
@@ -166,7 +170,7 @@ describe('DELETE /api/v1/tags/{tagId}', () => {
     expect(missing.status, show(missing)).toBe(404)
   })
 
-  test('security: another account\'s tag is 404 and stays; a guest token is 401 before the id is looked at', async () => {
+  test("security: another account's tag is 404 and stays; a guest token is 401 before the id is looked at", async () => {
     const [owner, other] = [await newAccount(api.deps.db), await newAccount(api.deps.db)]
     const tag = await createTag(owner, 'mine')
     const res = await call(app, 'DELETE', `/api/v1/tags/${tag.id}`, { token: other.key })

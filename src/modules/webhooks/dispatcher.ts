@@ -137,14 +137,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         .for('update', { of: webhookDeliveries, skipLocked: true })
       const perEndpoint = new Map<string, number>()
       for (const { webhookId } of inFlight.values()) perEndpoint.set(webhookId, (perEndpoint.get(webhookId) ?? 0) + 1)
-      const picked = candidates.filter((row) => {
-        const n = perEndpoint.get(row.webhookId) ?? 0
-        if (n >= PER_ENDPOINT) return false
-        perEndpoint.set(row.webhookId, n + 1)
-        return true
-      }).slice(0, slots)
+      const picked = candidates
+        .filter((row) => {
+          const n = perEndpoint.get(row.webhookId) ?? 0
+          if (n >= PER_ENDPOINT) return false
+          perEndpoint.set(row.webhookId, n + 1)
+          return true
+        })
+        .slice(0, slots)
       if (picked.length > 0) {
-        await tx.update(webhookDeliveries).set({ lockedUntil: new Date(at.getTime() + LEASE_MS) }).where(inArray(webhookDeliveries.id, picked.map((row) => row.id)))
+        await tx
+          .update(webhookDeliveries)
+          .set({ lockedUntil: new Date(at.getTime() + LEASE_MS) })
+          .where(
+            inArray(
+              webhookDeliveries.id,
+              picked.map((row) => row.id),
+            ),
+          )
       }
       return picked
     })
@@ -171,21 +181,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const status = outcome.delivered ? 'delivered' : next ? 'pending' : 'failed'
     await db.transaction(async (tx) => {
       await tx
-      .update(webhookDeliveries)
-      .set({
-        attempt: attempts,
-        status,
-        responseStatus: outcome.status,
-        durationMs: Math.round(performance.now() - started),
-        error: outcome.delivered ? null : outcome.error,
-        nextAttemptAt: next,
-        lockedUntil: null,
-      })
-      .where(ownRow)
+        .update(webhookDeliveries)
+        .set({
+          attempt: attempts,
+          status,
+          responseStatus: outcome.status,
+          durationMs: Math.round(performance.now() - started),
+          error: outcome.delivered ? null : outcome.error,
+          nextAttemptAt: next,
+          lockedUntil: null,
+        })
+        .where(ownRow)
       // The endpoint's failing streak: a success ends it, the first failure after one starts it.
       const endpoint = eq(webhooks.id, delivery.webhookId)
-      if (outcome.delivered) await tx.update(webhooks).set({ failingSince: null }).where(and(endpoint, isNotNull(webhooks.failingSince)))
-      else await tx.update(webhooks).set({ failingSince: new Date(now()) }).where(and(endpoint, isNull(webhooks.failingSince)))
+      if (outcome.delivered)
+        await tx
+          .update(webhooks)
+          .set({ failingSince: null })
+          .where(and(endpoint, isNotNull(webhooks.failingSince)))
+      else
+        await tx
+          .update(webhooks)
+          .set({ failingSince: new Date(now()) })
+          .where(and(endpoint, isNull(webhooks.failingSince)))
     })
     countOutcome(status === 'pending' ? 'retry' : status)
   }
@@ -212,7 +230,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const claimed = await claim(slots)
         if (stopped) {
           // Claimed while stopping: handed back at once.
-          if (claimed.length > 0) await db.update(webhookDeliveries).set({ lockedUntil: null }).where(inArray(webhookDeliveries.id, claimed.map((row) => row.id)))
+          if (claimed.length > 0)
+            await db
+              .update(webhookDeliveries)
+              .set({ lockedUntil: null })
+              .where(
+                inArray(
+                  webhookDeliveries.id,
+                  claimed.map((row) => row.id),
+                ),
+              )
           return 0
         }
         for (const delivery of claimed) launch(delivery)

@@ -33,7 +33,10 @@ describe('link.disabled', () => {
     const res = await admin('POST', `/links/${link.id}/disable`, { reason: 'phishing' })
     expect(res.status, show(res)).toBe(200)
     const events = await eventsOf(kit.api.deps.db, owner.id)
-    expect(events.map((e) => e.type), JSON.stringify(events)).toEqual(['link.disabled'])
+    expect(
+      events.map((e) => e.type),
+      JSON.stringify(events),
+    ).toEqual(['link.disabled'])
     expect(events[0]!.data).toEqual({
       short_url: `${kit.api.deps.config.shortBaseUrl}/${link.alias}`,
       alias: link.alias,
@@ -52,11 +55,14 @@ describe('link.disabled', () => {
   test('a guest link has no account: disabling it writes no event', async () => {
     const link = await insertLink(kit, null, 'https://guest-disabled.example/x')
     expect((await admin('POST', `/links/${link.id}/disable`)).status).toBe(200)
-    const rows = await kit.api.deps.db.select({ id: webhookEvents.id }).from(webhookEvents).where(like(webhookEvents.body, `%${link.alias}%`))
+    const rows = await kit.api.deps.db
+      .select({ id: webhookEvents.id })
+      .from(webhookEvents)
+      .where(like(webhookEvents.body, `%${link.alias}%`))
     expect(rows).toEqual([])
   })
 
-  test("a host ban: one event per link of the account on that host; an endpoint without the type gets none", async () => {
+  test('a host ban: one event per link of the account on that host; an endpoint without the type gets none', async () => {
     const owner = await subscribedOwner()
     const other = await subscribedOwner(['link.updated'])
     const host = `banned-${run()}.example`

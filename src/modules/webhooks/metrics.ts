@@ -21,5 +21,9 @@ export function webhookMetrics(registry: MetricsRegistry): void {
     Object.entries(figures.attempts).map(([outcome, value]) => ({ labels: { outcome }, value })),
   )
   registry.gaugeFrom('linkservice_webhook_outbox_pending', 'Webhook deliveries pending (due now or waiting for a retry), as last counted', () => figures.outboxPending)
-  registry.gaugeFrom('linkservice_webhook_outbox_oldest_due_seconds', 'Seconds the oldest due webhook delivery has waited to be sent; grows when the dispatchers fall behind', () => figures.oldestDueSeconds)
+  registry.gaugeFrom(
+    'linkservice_webhook_outbox_oldest_due_seconds',
+    'Seconds the oldest due webhook delivery has waited to be sent; grows when the dispatchers fall behind',
+    () => figures.oldestDueSeconds,
+  )
 }

@@ -80,7 +80,12 @@ const NextCursor = t.Union([t.String(), t.Null()], { description: 'Pass as ?curs
 
 export const CreateWebhookRequest = t.Object(
   { url: Url, events: Events, description: t.Optional(nullable(Description)) },
-  { examples: [{ url: 'https://hooks.example.com/linkservice', events: ['link.created', 'link.deleted'], description: 'Mirror links into the CRM' }, { url: 'https://hooks.example.com/all', events: ['*'] }] },
+  {
+    examples: [
+      { url: 'https://hooks.example.com/linkservice', events: ['link.created', 'link.deleted'], description: 'Mirror links into the CRM' },
+      { url: 'https://hooks.example.com/all', events: ['*'] },
+    ],
+  },
 )
 export const UpdateWebhookRequest = t.Object(
   { url: t.Optional(Url), events: t.Optional(Events), description: t.Optional(nullable(Description)), status: t.Optional(WebhookStatus) },
@@ -95,7 +100,10 @@ export const DeletedWebhookResponse = t.Object(
   { examples: [{ success: true, message: `Webhook ${WEBHOOK_EXAMPLE.id} deleted.`, data: { id: WEBHOOK_EXAMPLE.id }, meta: {} }] },
 )
 export const RotatedSecretResponse = answer({ secret: Secret }, { secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD' })
-export const DeliveryResponse = answer({ delivery: Delivery }, { delivery: { ...DELIVERY_EXAMPLE, type: 'ping', attempt: 0, response_status: null, duration_ms: null, error: null, next_attempt_at: '2026-11-24T10:00:00.000Z' } })
+export const DeliveryResponse = answer(
+  { delivery: Delivery },
+  { delivery: { ...DELIVERY_EXAMPLE, type: 'ping', attempt: 0, response_status: null, duration_ms: null, error: null, next_attempt_at: '2026-11-24T10:00:00.000Z' } },
+)
 export const DeliveryListResponse = answer({ deliveries: t.Array(Delivery, { description: 'Newest first' }), next_cursor: NextCursor }, { deliveries: [DELIVERY_EXAMPLE], next_cursor: null })
 
 const Id = (example: string) => t.String({ maxLength: 64, examples: [example] })

@@ -54,7 +54,11 @@ export async function listWebhooks(db: Pick<Db, 'select'>, accountId: string): P
 
 async function ownWebhook(db: Pick<Db, 'select'>, accountId: string, id: string): Promise<WebhookRow> {
   if (!isId('webhook', id)) throw notFound()
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).limit(1)
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)))
+    .limit(1)
   if (!row) throw notFound()
   return row
 }
@@ -131,7 +135,10 @@ export async function updateWebhook(services: Pick<Services, 'db' | 'config' | '
 /** Deletes the endpoint and its deliveries (a claimed attempt still in flight finishes unrecorded). */
 export async function deleteWebhook(db: Pick<Db, 'delete'>, accountId: string, id: string): Promise<{ id: string }> {
   if (!isId('webhook', id)) throw notFound()
-  const [row] = await db.delete(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).returning({ id: webhooks.id })
+  const [row] = await db
+    .delete(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)))
+    .returning({ id: webhooks.id })
   if (!row) throw notFound()
   return row
 }
@@ -168,14 +175,23 @@ export async function testWebhook(services: Pick<Services, 'db' | 'now'>, accoun
   requireActive(row)
   const now = new Date(services.now())
   const [eventId] = await services.db.transaction((tx) => writeEvents(tx, accountId, 'ping', [row.id], [{ webhook_id: row.id }], now))
-  const [delivery] = await services.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId!), eq(webhookDeliveries.webhookId, row.id))).limit(1)
+  const [delivery] = await services.db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.eventId, eventId!), eq(webhookDeliveries.webhookId, row.id)))
+    .limit(1)
   return deliveryView(delivery!, 'ping')
 }
 
 const deliveryColumns = { delivery: webhookDeliveries, type: webhookEvents.type, us: microseconds(webhookDeliveries.createdAt) }
 
 /** The endpoint's deliveries, newest first, a page at a time. */
-export async function listDeliveries(db: Pick<Db, 'select'>, accountId: string, id: string, page: { limit: number; cursor?: string }): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
+export async function listDeliveries(
+  db: Pick<Db, 'select'>,
+  accountId: string,
+  id: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
   const webhook = await ownWebhook(db, accountId, id)
   const rows = await db
     .select(deliveryColumns)
@@ -184,7 +200,10 @@ export async function listDeliveries(db: Pick<Db, 'select'>, accountId: string, 
     .where(and(eq(webhookDeliveries.webhookId, webhook.id), olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.cursor)))
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
     .limit(page.limit + 1)
-  const { items, next } = pageOf(rows.map((row) => ({ ...row, id: row.delivery.id })), page.limit)
+  const { items, next } = pageOf(
+    rows.map((row) => ({ ...row, id: row.delivery.id })),
+    page.limit,
+  )
   return { deliveries: items.map((item) => deliveryView(item.delivery, item.type)), next_cursor: next }
 }
 

@@ -85,7 +85,15 @@ export async function disableFailingEndpoints(db: Db, mailer: Mailer, publicApiU
       await tx
         .update(webhookDeliveries)
         .set({ status: 'failed', error: 'the webhook was disabled: every attempt failed for 3 days', nextAttemptAt: null, lockedUntil: null })
-        .where(and(inArray(webhookDeliveries.webhookId, rows.map((row) => row.id)), eq(webhookDeliveries.status, 'pending')))
+        .where(
+          and(
+            inArray(
+              webhookDeliveries.webhookId,
+              rows.map((row) => row.id),
+            ),
+            eq(webhookDeliveries.status, 'pending'),
+          ),
+        )
     }
     return rows
   })

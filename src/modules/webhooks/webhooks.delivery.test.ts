@@ -233,13 +233,22 @@ describe('concurrency and shutdown', () => {
     const dispatcher = testDispatcher(api.deps.db, api.deps.config, { pollMs: 20, only: [slowHook.id, quickHook.id] })
     dispatcher.start()
     try {
-      await until(() => slow.received.length === 2, () => `the slow receiver got ${slow.received.length} requests`)
+      await until(
+        () => slow.received.length === 2,
+        () => `the slow receiver got ${slow.received.length} requests`,
+      )
       await until(() => quick.received.length === 1, 'the quick receiver got its ping while the slow one holds two')
       expect(slow.received).toHaveLength(2)
       const waiting = await call(app, 'GET', `/api/v1/webhooks/${slowHook.id}/deliveries?limit=${SLOW_EVENTS}`, { token: slowHuman.key })
-      expect(waiting.body.data.deliveries.map((d: { status: string }) => d.status), show(waiting)).toEqual(Array(SLOW_EVENTS).fill('pending'))
+      expect(
+        waiting.body.data.deliveries.map((d: { status: string }) => d.status),
+        show(waiting),
+      ).toEqual(Array(SLOW_EVENTS).fill('pending'))
       held.open()
-      await until(() => slow.received.length === SLOW_EVENTS, () => `the slow receiver got ${slow.received.length} of ${SLOW_EVENTS}`)
+      await until(
+        () => slow.received.length === SLOW_EVENTS,
+        () => `the slow receiver got ${slow.received.length} of ${SLOW_EVENTS}`,
+      )
     } finally {
       held.open()
       await dispatcher.stop()
@@ -261,7 +270,10 @@ describe('concurrency and shutdown', () => {
     await until(() => target.received.length === 1, 'the first attempt reached the receiver')
     await first.stop()
     held.open()
-    const [row] = await api.deps.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, queued.id)))
+    const [row] = await api.deps.db
+      .select()
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.id, queued.id)))
     expect(row).toMatchObject({ status: 'pending', attempt: 0, lockedUntil: null, error: null })
 
     await testDispatcher(api.deps.db, api.deps.config, { only: [id] }).runDue()
@@ -280,9 +292,15 @@ describe('retention', () => {
     const [done] = await write(old)
     const [waiting] = await write(old)
     const [fresh] = await write(Date.now())
-    await api.deps.db.update(webhookDeliveries).set({ status: 'delivered', nextAttemptAt: null }).where(inArray(webhookDeliveries.eventId, [done!, fresh!]))
+    await api.deps.db
+      .update(webhookDeliveries)
+      .set({ status: 'delivered', nextAttemptAt: null })
+      .where(inArray(webhookDeliveries.eventId, [done!, fresh!]))
     expect(await testDispatcher(api.deps.db, api.deps.config).prune()).toBeGreaterThanOrEqual(1)
-    const left = await api.deps.db.select({ id: webhookEvents.id }).from(webhookEvents).where(inArray(webhookEvents.id, [done!, waiting!, fresh!]))
+    const left = await api.deps.db
+      .select({ id: webhookEvents.id })
+      .from(webhookEvents)
+      .where(inArray(webhookEvents.id, [done!, waiting!, fresh!]))
     expect(left.map((row) => row.id).sort()).toEqual([waiting!, fresh!].sort())
     const deliveries = await api.deps.db.select({ eventId: webhookDeliveries.eventId }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id))
     expect(deliveries.map((row) => row.eventId).sort()).toEqual([waiting!, fresh!].sort())

@@ -25,7 +25,8 @@ beforeAll(async () => {
 }, 120_000)
 
 const schemaOf = (ref: string) => doc.components.schemas[ref.split('/').pop()!]
-const codesAt = (op: { responses: Record<string, { content?: Record<string, { examples?: object }> }> }, status: string) => Object.keys(op.responses[status]?.content?.['application/json']?.examples ?? {})
+const codesAt = (op: { responses: Record<string, { content?: Record<string, { examples?: object }> }> }, status: string) =>
+  Object.keys(op.responses[status]?.content?.['application/json']?.examples ?? {})
 
 describe('the webhook routes in /swagger/json', () => {
   test('exactly these routes are under /api/v1/webhooks', () => {

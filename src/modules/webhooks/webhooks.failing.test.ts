@@ -97,7 +97,10 @@ describe('an endpoint failing for three days', () => {
     expect(await dispatcher.disableFailing()).toEqual([])
 
     // Failing again, disabled, then enabled: its old failures do not count.
-    await api.deps.db.update(webhooks).set({ failingSince: new Date(started), status: 'disabled' }).where(eq(webhooks.id, webhook.id))
+    await api.deps.db
+      .update(webhooks)
+      .set({ failingSince: new Date(started), status: 'disabled' })
+      .where(eq(webhooks.id, webhook.id))
     const enabled = await call(app, 'PATCH', `/api/v1/webhooks/${webhook.id}`, { token: human.key, body: { status: 'active' } })
     expect(enabled.status, show(enabled)).toBe(200)
     expect((await stored()).failingSince).toBeNull()

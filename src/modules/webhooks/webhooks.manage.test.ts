@@ -102,7 +102,16 @@ describe('managing webhooks with an API key', () => {
 
   test('refused: a URL that is not https, names a private or loopback address, or carries credentials; unknown events; an empty list', async () => {
     const human = await newAccount(api.deps.db)
-    const badUrls = ['http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://localhost/x', 'https://user:pw@hooks.example.com/x', 'ftp://hooks.example.com/x', 'not a url']
+    const badUrls = [
+      'http://hooks.example.com/x',
+      'https://127.0.0.1/x',
+      'https://10.1.2.3/x',
+      'https://[::1]/x',
+      'https://localhost/x',
+      'https://user:pw@hooks.example.com/x',
+      'ftp://hooks.example.com/x',
+      'not a url',
+    ]
     for (const url of badUrls) {
       const res = await call(app, 'POST', '/api/v1/webhooks', { token: human.key, body: { url, events: ['*'] } })
       expect(res.status, `${url}: ${show(res)}`).toBe(400)
@@ -179,7 +188,14 @@ describe('security', () => {
     for (const [token, scope, routes] of [
       [reader, 'webhooks:write', writes],
       [linksOnly, 'webhooks:write', writes],
-      [linksOnly, 'webhooks:read', [['GET', '/api/v1/webhooks'], ['GET', `/api/v1/webhooks/${id}`]]],
+      [
+        linksOnly,
+        'webhooks:read',
+        [
+          ['GET', '/api/v1/webhooks'],
+          ['GET', `/api/v1/webhooks/${id}`],
+        ],
+      ],
       [writer, 'webhooks:read', [['GET', '/api/v1/webhooks']]],
     ] as [string, string, [string, string, unknown?][]][]) {
       for (const [method, path, body] of routes) {
@@ -212,6 +228,9 @@ describe('security', () => {
     const created = await send('POST', '/api/v1/webhooks', { url: URL_A, events: ['*'] }, { 'x-csrf-token': csrf })
     expect(created.status, created.text).toBe(201)
     const listed = await send('GET', '/api/v1/webhooks')
-    expect(listed.body.data.webhooks.map((w: { id: string }) => w.id), listed.text).toEqual([created.body.data.id])
+    expect(
+      listed.body.data.webhooks.map((w: { id: string }) => w.id),
+      listed.text,
+    ).toEqual([created.body.data.id])
   })
 })

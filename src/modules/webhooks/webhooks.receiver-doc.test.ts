@@ -44,12 +44,24 @@ describe('the receiver of docs/webhooks.md', () => {
     const dir = mkdtempSync(join(tmpdir(), 'webhook-receiver-'))
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
     writeFileSync(join(dir, 'receiver.ts'), receiverOfDoc())
-    receiver = Bun.spawn([process.execPath, join(dir, 'receiver.ts')], { cwd: dir, env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET: secret, PORT: String(port) }, stdout: 'pipe', stderr: 'inherit' })
+    receiver = Bun.spawn([process.execPath, join(dir, 'receiver.ts')], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET: secret, PORT: String(port) },
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
     void (async () => {
       const decoder = new TextDecoder()
       for await (const chunk of receiver!.stdout as ReadableStream<Uint8Array>) output += decoder.decode(chunk, { stream: true })
     })()
-    await until(async () => (await fetch(url, { method: 'POST', body: '{}' }).then((res) => res.status, () => 0)) === 400, 'the receiver listens and refuses an unsigned request')
+    await until(
+      async () =>
+        (await fetch(url, { method: 'POST', body: '{}' }).then(
+          (res) => res.status,
+          () => 0,
+        )) === 400,
+      'the receiver listens and refuses an unsigned request',
+    )
 
     const queued = (await call(app, 'POST', `/api/v1/webhooks/${id}/test`, { token: human.key })).body.data.delivery
     const dispatcher = testDispatcher(api.deps.db, api.deps.config, { only: [id] })
@@ -58,11 +70,17 @@ describe('the receiver of docs/webhooks.md', () => {
     expect(again.status, show(again)).toBe(201)
     await dispatcher.runDue()
     const deliveries = await call(app, 'GET', `/api/v1/webhooks/${id}/deliveries`, { token: human.key })
-    expect(deliveries.body.data.deliveries.map((d: { status: string; response_status: number }) => [d.status, d.response_status]), show(deliveries)).toEqual([
+    expect(
+      deliveries.body.data.deliveries.map((d: { status: string; response_status: number }) => [d.status, d.response_status]),
+      show(deliveries),
+    ).toEqual([
       ['delivered', 204],
       ['delivered', 204],
     ])
-    await until(() => output.includes('ping'), () => `the receiver logged: ${output}`)
+    await until(
+      () => output.includes('ping'),
+      () => `the receiver logged: ${output}`,
+    )
     expect(output.match(/ping/g), output).toHaveLength(1)
     expect(output).toContain(id)
 

@@ -6,10 +6,24 @@ import { state } from './state'
 
 const DURATION = /^(\d+(\.\d+)?(ms|s|m|h))+$/
 const BUILT_IN: Record<string, 'counter' | 'gauge' | 'rate' | 'trend'> = {
-  http_reqs: 'counter', http_req_failed: 'rate', http_req_duration: 'trend', http_req_blocked: 'trend', http_req_connecting: 'trend',
-  http_req_tls_handshaking: 'trend', http_req_sending: 'trend', http_req_waiting: 'trend', http_req_receiving: 'trend',
-  iterations: 'counter', iteration_duration: 'trend', dropped_iterations: 'counter', checks: 'rate', data_sent: 'counter',
-  data_received: 'counter', vus: 'gauge', vus_max: 'gauge', group_duration: 'trend',
+  http_reqs: 'counter',
+  http_req_failed: 'rate',
+  http_req_duration: 'trend',
+  http_req_blocked: 'trend',
+  http_req_connecting: 'trend',
+  http_req_tls_handshaking: 'trend',
+  http_req_sending: 'trend',
+  http_req_waiting: 'trend',
+  http_req_receiving: 'trend',
+  iterations: 'counter',
+  iteration_duration: 'trend',
+  dropped_iterations: 'counter',
+  checks: 'rate',
+  data_sent: 'counter',
+  data_received: 'counter',
+  vus: 'gauge',
+  vus_max: 'gauge',
+  group_duration: 'trend',
 }
 const AGGREGATIONS = { counter: /^(count|rate)$/, gauge: /^value$/, rate: /^rate$/, trend: /^(avg|min|max|med|p\(\d+(\.\d+)?\))$/ }
 const THRESHOLD = /^\s*([a-z]+(?:\(\d+(?:\.\d+)?\))?)\s*(<=|>=|===|==|!=|<|>)\s*-?\d+(\.\d+)?\s*$/

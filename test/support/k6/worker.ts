@@ -76,7 +76,7 @@ async function run({ script, env, iterations, buffer }: StartMessage): Promise<K
     metrics: Object.fromEntries([...state.metrics].map(([name, m]) => [name, m.samples])),
   })
   let module: Record<string, any>
-  let scenarios
+  let scenarios: ReturnType<typeof validateOptions>
   try {
     module = await import(script)
     report.options = JSON.parse(JSON.stringify(module.options ?? {}))

@@ -23,7 +23,7 @@ export const rowOf = async (domain: string, alias: string) => (await api.deps.db
 
 export async function fillMonth(account: TestAccount, count: number, createdAt = new Date()) {
   const tag = uniqueName('', 6)
-  await api.deps.db.insert(links).values(
-    Array.from({ length: count }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `fill-${tag}-${i}`, url: 'https://example.com/filler', accountId: account.id, createdAt })),
-  )
+  await api.deps.db
+    .insert(links)
+    .values(Array.from({ length: count }, (_, i) => ({ id: newId('link'), domain: 'sho.rt', alias: `fill-${tag}-${i}`, url: 'https://example.com/filler', accountId: account.id, createdAt })))
 }

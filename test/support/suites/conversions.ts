@@ -60,12 +60,23 @@ export async function setUp() {
   proLink = await newLink(pro.id)
 }
 
-export type MirrorRow = { conversion_id: string; link_id: string; click_id: string; account_id: string; conversion_type: string; value: string; currency: string; is_refund: number; occurred_at: string }
+export type MirrorRow = {
+  conversion_id: string
+  link_id: string
+  click_id: string
+  account_id: string
+  conversion_type: string
+  value: string
+  currency: string
+  is_refund: number
+  occurred_at: string
+}
 
 /** Every stored row of the link in conversions_v1, without FINAL: a second copy would show. */
 export async function mirrorRows(linkId: string): Promise<MirrorRow[]> {
   const result = await clickhouse.query({
-    query: 'SELECT conversion_id, link_id, click_id, account_id, conversion_type, toString(value) AS value, currency, is_refund, occurred_at FROM conversions_v1 WHERE link_id = {linkId:String} ORDER BY occurred_at, conversion_id',
+    query:
+      'SELECT conversion_id, link_id, click_id, account_id, conversion_type, toString(value) AS value, currency, is_refund, occurred_at FROM conversions_v1 WHERE link_id = {linkId:String} ORDER BY occurred_at, conversion_id',
     query_params: { linkId },
     format: 'JSONEachRow',
   })

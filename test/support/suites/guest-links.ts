@@ -12,4 +12,3 @@ export async function setUp() {
 }
 
 export const shorten = (token: string, body: unknown, target: TestApp = app) => call(target, 'POST', '/api/v1/shorten', { token, body })
-

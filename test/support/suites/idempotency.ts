@@ -67,22 +67,38 @@ export function countingApp(services: Services, options: IdempotencyOptions = {}
     .post('/t/other', () => ({ run: ran('other') }), { guestOrAccount: true, idempotent: true, body: t.Object({ n: t.Number() }) })
     // idempotent listed before auth: the principal must still be there.
     .post('/t/created', () => status(201, { run: ran('created') }), { idempotent: true, account: true })
-    .delete('/t/empty', ({ set }) => {
-      ran('empty')
-      set.status = 204
-    }, { guestOrAccount: true, idempotent: true })
-    .post('/t/missing', () => {
-      ran('missing')
-      throw new ApiError('LINK_NOT_FOUND')
-    }, { guestOrAccount: true, idempotent: true })
-    .post('/t/flaky', () => {
-      if (ran('flaky') === 1) throw new Error('first run fails (test)')
-      return { ok: true }
-    }, { guestOrAccount: true, idempotent: true })
-    .post('/t/quota', () => {
-      ran('quota')
-      throw new ApiError('RATE_LIMITED', undefined, { retryAfter: 5 })
-    }, { guestOrAccount: true, idempotent: true })
+    .delete(
+      '/t/empty',
+      ({ set }) => {
+        ran('empty')
+        set.status = 204
+      },
+      { guestOrAccount: true, idempotent: true },
+    )
+    .post(
+      '/t/missing',
+      () => {
+        ran('missing')
+        throw new ApiError('LINK_NOT_FOUND')
+      },
+      { guestOrAccount: true, idempotent: true },
+    )
+    .post(
+      '/t/flaky',
+      () => {
+        if (ran('flaky') === 1) throw new Error('first run fails (test)')
+        return { ok: true }
+      },
+      { guestOrAccount: true, idempotent: true },
+    )
+    .post(
+      '/t/quota',
+      () => {
+        ran('quota')
+        throw new ApiError('RATE_LIMITED', undefined, { retryAfter: 5 })
+      },
+      { guestOrAccount: true, idempotent: true },
+    )
     .post(
       '/t/held',
       async ({ body, request }) => {

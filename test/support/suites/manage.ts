@@ -22,4 +22,3 @@ export async function create(account: TestAccount, body: Record<string, unknown>
   if (res.status !== 200) throw new Error(show(res))
   return res
 }
-

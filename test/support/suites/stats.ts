@@ -22,14 +22,21 @@ type Click = { msAgo?: number; country?: string; referrer_host?: string; device_
 
 export function insertClicks(linkId: string, clicks: Click[]): Promise<void> {
   const now = Date.now()
-  return insertTestClicks(ch, linkId, clicks.map(({ msAgo, ...rest }) => ({ ...rest, at: now - (msAgo ?? 0) })))
+  return insertTestClicks(
+    ch,
+    linkId,
+    clicks.map(({ msAgo, ...rest }) => ({ ...rest, at: now - (msAgo ?? 0) })),
+  )
 }
 
 export async function createLink(app: Api['app'], account: TestAccount, body: Record<string, unknown> = {}) {
   const res = await call(app, 'POST', '/api/v1/shorten', { token: account.key, body: { url: 'https://example.com/stats', ...body } })
   if (res.status !== 200) throw new Error(`shorten: ${show(res)}`)
   const { alias, domain } = res.body.data as { alias: string; domain: string }
-  const [row] = await api.deps.db.select({ id: links.id }).from(links).where(and(eq(links.domain, domain), eq(links.alias, alias)))
+  const [row] = await api.deps.db
+    .select({ id: links.id })
+    .from(links)
+    .where(and(eq(links.domain, domain), eq(links.alias, alias)))
   return { alias, domain, id: row!.id }
 }
 

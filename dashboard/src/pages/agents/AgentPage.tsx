@@ -19,7 +19,9 @@ export function AgentPage({ agentId }: { agentId: string }) {
     return (
       <>
         <h1>Agent not found</h1>
-        <p>This account has no Agent {agentId}. {back}</p>
+        <p>
+          This account has no Agent {agentId}. {back}
+        </p>
       </>
     )
   const killed = agent.status === 'killed'

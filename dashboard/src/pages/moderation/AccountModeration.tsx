@@ -109,7 +109,8 @@ function AccountCard({ accountId }: { accountId: string }) {
       <ErrorNotice error={actionError} />
       <ConfirmDialog open={confirming} title="Suspend this account?" confirm="Suspend account" onConfirm={() => act('suspend')} onCancel={() => setConfirming(false)}>
         <p>
-          <strong>{account.email}</strong> is signed out everywhere and cannot sign in; its API keys and Agent tokens stop working for good; its {plural(account.links, 'link')} are disabled. Its owner is told by e-mail.
+          <strong>{account.email}</strong> is signed out everywhere and cannot sign in; its API keys and Agent tokens stop working for good; its {plural(account.links, 'link')} are disabled. Its owner
+          is told by e-mail.
         </p>
       </ConfirmDialog>
     </section>

@@ -44,11 +44,13 @@ export function HostBans() {
 
   return (
     <ModerationPage title="Moderation" intro="Hosts no link may lead to. A ban covers the host and its subdomains (a name without a dot, or an IP address, only itself).">
-      <BanForm onBanned={(what) => {
+      <BanForm
+        onBanned={(what) => {
           setDone(what)
           pages.reset()
           setReload((n) => n + 1)
-        }} />
+        }}
+      />
       <section aria-labelledby="bans-title">
         <h2 id="bans-title">Banned hosts</h2>
         {done && (

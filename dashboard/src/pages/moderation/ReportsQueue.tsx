@@ -47,11 +47,14 @@ export function ReportsQueue() {
       <div class="toolbar">
         <label>
           Show{' '}
-          <select value={status} onChange={(e) => {
+          <select
+            value={status}
+            onChange={(e) => {
               setStatus(e.currentTarget.value as Status)
               pages.reset()
               setDone(null)
-            }}>
+            }}
+          >
             <option value="open">Open reports</option>
             <option value="closed">Closed reports</option>
           </select>
@@ -71,10 +74,16 @@ export function ReportsQueue() {
         page.reports.map((report) => <ReportCard key={report.id} report={report} onActed={acted} onDisable={(disable) => setConfirming({ report, disable })} />)
       )}
       {page && <Pager pages={pages} next={page.next} what="reports" />}
-      <ConfirmDialog open={confirming !== null} title="Disable this link?" confirm="Disable link" onConfirm={() => {
+      <ConfirmDialog
+        open={confirming !== null}
+        title="Disable this link?"
+        confirm="Disable link"
+        onConfirm={() => {
           confirming?.disable()
           setConfirming(null)
-        }} onCancel={() => setConfirming(null)}>
+        }}
+        onCancel={() => setConfirming(null)}
+      >
         <p>
           Visitors of <strong>{confirming && shortUrl(confirming.report.link)}</strong> get a page saying it was disabled for abuse, at once and on every server. Every open report of it is closed.
         </p>

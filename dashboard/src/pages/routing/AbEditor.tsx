@@ -71,7 +71,13 @@ function RunningTest({ ab, onChange, invalid }: { ab: Editing; onChange: (ab: Ab
           </div>
           <span class="variant-end">
             <span class="muted">{variant.id ? <>Id {variant.id}</> : 'Not saved yet'}</span>
-            <button type="button" class="small danger" aria-label={`Remove variant ${index + 1}`} disabled={ab.variants.length <= MIN_VARIANTS} onClick={() => set({ variants: ab.variants.filter((v) => v.key !== variant.key) })}>
+            <button
+              type="button"
+              class="small danger"
+              aria-label={`Remove variant ${index + 1}`}
+              disabled={ab.variants.length <= MIN_VARIANTS}
+              onClick={() => set({ variants: ab.variants.filter((v) => v.key !== variant.key) })}
+            >
               Remove
             </button>
           </span>
@@ -95,7 +101,14 @@ function RunningTest({ ab, onChange, invalid }: { ab: Editing; onChange: (ab: Ab
       <div class="ab-end">
         <div class="field">
           <label for="ab-ends-at">Ends at</label>
-          <input id="ab-ends-at" type="datetime-local" aria-describedby="ab-ends-at-hint" aria-invalid={abInvalid === 'ends_at' || undefined} value={ab.endsAt} onInput={(e) => set({ endsAt: e.currentTarget.value })} />
+          <input
+            id="ab-ends-at"
+            type="datetime-local"
+            aria-describedby="ab-ends-at-hint"
+            aria-invalid={abInvalid === 'ends_at' || undefined}
+            value={ab.endsAt}
+            onInput={(e) => set({ endsAt: e.currentTarget.value })}
+          />
           <span id="ab-ends-at-hint" class="hint">
             Optional, within a year: the winner then becomes the link's URL.
           </span>

@@ -51,7 +51,10 @@ export function RoutingPanel({ alias, domain, plan }: { alias: string; domain: s
       <section aria-labelledby="routing-title" class="card">
         {title}
         <div class="offer">
-          <p>Routing is a Pro feature. It sends each visitor to the destination that suits them (by device, country, language, query parameter, address or time) and splits traffic between destinations in A/B tests, with the results of every route.</p>
+          <p>
+            Routing is a Pro feature. It sends each visitor to the destination that suits them (by device, country, language, query parameter, address or time) and splits traffic between destinations
+            in A/B tests, with the results of every route.
+          </p>
           <p>
             <Link href={`${BASE}/account`}>Upgrade to Pro for routing</Link>
           </p>

@@ -88,7 +88,15 @@ function RuleFields(props: {
     <fieldset class={invalidField ? 'rule invalid' : 'rule'}>
       <legend>Rule {n}</legend>
       <div class="rule-head">
-        <span class="muted">{rule.id ? <>Id {rule.id} (“Rule {rule.id}” in the results)</> : 'Not saved yet'}</span>
+        <span class="muted">
+          {rule.id ? (
+            <>
+              Id {rule.id} (“Rule {rule.id}” in the results)
+            </>
+          ) : (
+            'Not saved yet'
+          )}
+        </span>
         <span class="actions">
           <button type="button" class="small" id={id('up')} aria-label={`Move rule ${n} up`} disabled={index === 0} onClick={() => props.onMove(-1)}>
             Up
@@ -126,12 +134,58 @@ function RuleFields(props: {
           ))}
         </fieldset>
         <div class="condition-fields">
-          <Condition id={id('country')} label="Countries" hint="ISO codes, comma-separated: DE, AT, CH" invalid={invalidField === 'country'} value={rule.countries} onInput={(countries) => onChange({ countries })} />
-          <Condition id={id('language')} label="Languages" hint="Comma-separated: en is every English, pt-BR only Brazil's" invalid={invalidField === 'language'} value={rule.languages} onInput={(languages) => onChange({ languages })} />
-          <Condition id={id('query')} label="Query parameters" kind="lines" hint="One name=value a line; a name alone matches any value" invalid={invalidField === 'query'} value={rule.query} onInput={(query) => onChange({ query })} />
-          <Condition id={id('ip')} label="Client addresses" kind="lines" hint="One address or CIDR block a line: 203.0.113.0/24" invalid={invalidField === 'ip'} value={rule.ip} onInput={(ip) => onChange({ ip })} />
-          <Condition id={id('after')} label="From" kind="datetime-local" hint="Clicks at or after this time (your time zone)" invalid={invalidField === 'after'} value={rule.after} onInput={(after) => onChange({ after })} />
-          <Condition id={id('before')} label="Before" kind="datetime-local" hint="Clicks before this time (your time zone)" invalid={invalidField === 'before'} value={rule.before} onInput={(before) => onChange({ before })} />
+          <Condition
+            id={id('country')}
+            label="Countries"
+            hint="ISO codes, comma-separated: DE, AT, CH"
+            invalid={invalidField === 'country'}
+            value={rule.countries}
+            onInput={(countries) => onChange({ countries })}
+          />
+          <Condition
+            id={id('language')}
+            label="Languages"
+            hint="Comma-separated: en is every English, pt-BR only Brazil's"
+            invalid={invalidField === 'language'}
+            value={rule.languages}
+            onInput={(languages) => onChange({ languages })}
+          />
+          <Condition
+            id={id('query')}
+            label="Query parameters"
+            kind="lines"
+            hint="One name=value a line; a name alone matches any value"
+            invalid={invalidField === 'query'}
+            value={rule.query}
+            onInput={(query) => onChange({ query })}
+          />
+          <Condition
+            id={id('ip')}
+            label="Client addresses"
+            kind="lines"
+            hint="One address or CIDR block a line: 203.0.113.0/24"
+            invalid={invalidField === 'ip'}
+            value={rule.ip}
+            onInput={(ip) => onChange({ ip })}
+          />
+          <Condition
+            id={id('after')}
+            label="From"
+            kind="datetime-local"
+            hint="Clicks at or after this time (your time zone)"
+            invalid={invalidField === 'after'}
+            value={rule.after}
+            onInput={(after) => onChange({ after })}
+          />
+          <Condition
+            id={id('before')}
+            label="Before"
+            kind="datetime-local"
+            hint="Clicks before this time (your time zone)"
+            invalid={invalidField === 'before'}
+            value={rule.before}
+            onInput={(before) => onChange({ before })}
+          />
         </div>
       </fieldset>
     </fieldset>

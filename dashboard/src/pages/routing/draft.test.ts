@@ -8,10 +8,28 @@ const ROUTING: RoutingData = {
     {
       id: 'launch',
       url: 'https://example.com/de',
-      when: { country: ['DE', 'AT'], language: ['de', 'pt-BR'], query: { utm: 'mail', ref: null, q: 'a=b' }, ip: ['203.0.113.0/24', '2001:db8::/32'], after: '2026-03-01T09:30:15.000Z', before: '2026-04-01T00:00:00.000Z' },
+      when: {
+        country: ['DE', 'AT'],
+        language: ['de', 'pt-BR'],
+        query: { utm: 'mail', ref: null, q: 'a=b' },
+        ip: ['203.0.113.0/24', '2001:db8::/32'],
+        after: '2026-03-01T09:30:15.000Z',
+        before: '2026-04-01T00:00:00.000Z',
+      },
     },
   ],
-  ab: { variants: [{ id: 'a', url: 'https://example.com/a', weight: 70 }, { id: 'b', url: 'https://example.com/b', weight: 30 }], sticky: false, ends_at: '2026-12-31T00:00:00.000Z', winner_by: 'leads', status: 'running', winner: null, completed_at: null },
+  ab: {
+    variants: [
+      { id: 'a', url: 'https://example.com/a', weight: 70 },
+      { id: 'b', url: 'https://example.com/b', weight: 30 },
+    ],
+    sticky: false,
+    ends_at: '2026-12-31T00:00:00.000Z',
+    winner_by: 'leads',
+    status: 'running',
+    winner: null,
+    completed_at: null,
+  },
 }
 
 describe('the routing draft', () => {
@@ -21,11 +39,24 @@ describe('the routing draft', () => {
     expect(body.ab).toEqual({ variants: ROUTING.ab!.variants, sticky: false, ends_at: '2026-12-31T00:00:00.000Z', winner_by: 'leads' })
   })
 
-  test('typed values become the API\'s shape: codes split and upper-cased, name=value lines, devices in order, empty fields left out', () => {
-    const rule = { ...emptyRule(), url: ' https://example.com/x ', devices: ['linux' as const, 'ios' as const], countries: 'de, at\nch', languages: 'en  pt-BR', query: 'utm=mail\nref\n\nq=a=b', ip: '203.0.113.7\n 2001:db8::/32 ' }
+  test("typed values become the API's shape: codes split and upper-cased, name=value lines, devices in order, empty fields left out", () => {
+    const rule = {
+      ...emptyRule(),
+      url: ' https://example.com/x ',
+      devices: ['linux' as const, 'ios' as const],
+      countries: 'de, at\nch',
+      languages: 'en  pt-BR',
+      query: 'utm=mail\nref\n\nq=a=b',
+      ip: '203.0.113.7\n 2001:db8::/32 ',
+    }
     const draft: RoutingDraft = { rules: [rule], ab: { kind: 'none' } }
     expect(bodyOf(draft)).toEqual({
-      rules: [{ url: 'https://example.com/x', when: { device: ['ios', 'linux'], country: ['DE', 'AT', 'CH'], language: ['en', 'pt-BR'], query: { utm: 'mail', ref: null, q: 'a=b' }, ip: ['203.0.113.7', '2001:db8::/32'] } }],
+      rules: [
+        {
+          url: 'https://example.com/x',
+          when: { device: ['ios', 'linux'], country: ['DE', 'AT', 'CH'], language: ['en', 'pt-BR'], query: { utm: 'mail', ref: null, q: 'a=b' }, ip: ['203.0.113.7', '2001:db8::/32'] },
+        },
+      ],
       ab: null,
     })
   })
@@ -34,7 +65,15 @@ describe('the routing draft', () => {
     const draft: RoutingDraft = { rules: [{ ...emptyRule(), url: 'https://example.com/x' }], ab: newTest() }
     expect(bodyOf(draft)).toEqual({
       rules: [{ url: 'https://example.com/x', when: {} }],
-      ab: { variants: [{ url: '', weight: 50 }, { url: '', weight: 50 }], sticky: true, ends_at: null, winner_by: null },
+      ab: {
+        variants: [
+          { url: '', weight: 50 },
+          { url: '', weight: 50 },
+        ],
+        sticky: true,
+        ends_at: null,
+        winner_by: null,
+      },
     })
   })
 
@@ -46,7 +85,13 @@ describe('the routing draft', () => {
   })
 
   test('weights: the total as typed, and an even split that sums to 100', () => {
-    expect(weightTotal([{ key: 1, url: '', weight: '60' }, { key: 2, url: '', weight: '' }, { key: 3, url: '', weight: '25' }])).toBe(85)
+    expect(
+      weightTotal([
+        { key: 1, url: '', weight: '60' },
+        { key: 2, url: '', weight: '' },
+        { key: 3, url: '', weight: '25' },
+      ]),
+    ).toBe(85)
     expect(evenWeights(2)).toEqual([50, 50])
     expect(evenWeights(3)).toEqual([34, 33, 33])
     expect(evenWeights(4)).toEqual([25, 25, 25, 25])

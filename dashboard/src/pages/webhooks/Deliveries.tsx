@@ -76,7 +76,9 @@ export function Deliveries({ webhookId, state, canSend }: { webhookId: string; s
     <section aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Deliveries</h2>
       <div class="toolbar">
-        <span class="hint">Newest first. A delivery that did not get a 2xx answer is tried again on the retry schedule, then fails; Redeliver sends its event again (same webhook-id) as a new delivery.</span>
+        <span class="hint">
+          Newest first. A delivery that did not get a 2xx answer is tried again on the retry schedule, then fails; Redeliver sends its event again (same webhook-id) as a new delivery.
+        </span>
         <button type="button" class="small" onClick={state.refresh}>
           Refresh deliveries
         </button>

@@ -28,7 +28,9 @@ export function WebhookPage({ webhookId }: { webhookId: string }) {
     return (
       <>
         <h1>Webhook not found</h1>
-        <p>This account has no webhook {webhookId}. {back}</p>
+        <p>
+          This account has no webhook {webhookId}. {back}
+        </p>
       </>
     )
   if (!webhook) return error ? <ErrorNotice error={error} /> : <Loading what="the webhook" />
@@ -78,7 +80,9 @@ function SendTest({ webhookId, active, deliveries }: { webhookId: string; active
   return (
     <section aria-labelledby="test-title" class="card">
       <h2 id="test-title">Send a test</h2>
-      <p>Sends a <code>ping</code> event to this endpoint alone, signed like every event, to check that your receiver gets and verifies it.</p>
+      <p>
+        Sends a <code>ping</code> event to this endpoint alone, signed like every event, to check that your receiver gets and verifies it.
+      </p>
       <div class="actions">
         <button type="button" class="primary" disabled={busy || !active} onClick={send}>
           {busy ? 'Sending…' : 'Send a test event'}
@@ -196,7 +200,13 @@ function SecretAndDeletion({ webhook }: { webhook: WebhookRecord }) {
         </button>
         <ErrorNotice error={rotation.error} />
         {secret && (
-          <ShownOnce title="The new signing secret" secret={secret} copyLabel="Copy the new signing secret" kept="The service keeps it encrypted, to sign each delivery." onDone={() => setSecret(null)}>
+          <ShownOnce
+            title="The new signing secret"
+            secret={secret}
+            copyLabel="Copy the new signing secret"
+            kept="The service keeps it encrypted, to sign each delivery."
+            onDone={() => setSecret(null)}
+          >
             <p>The old secret keeps signing beside it for 24 hours (each event carries both signatures); after that only this one does.</p>
           </ShownOnce>
         )}

@@ -30,8 +30,8 @@ export function WebhooksPage() {
     <>
       <h1>Webhooks</h1>
       <p>
-        A webhook sends your account's events (a link created, changed, deleted…) to a URL of yours as they happen, signed the{' '}
-        <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> way so your receiver can check they come from here.
+        A webhook sends your account's events (a link created, changed, deleted…) to a URL of yours as they happen, signed the <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> way so
+        your receiver can check they come from here.
       </p>
       <CreateWebhookForm
         onCreated={(webhook) => {
@@ -40,7 +40,13 @@ export function WebhooksPage() {
         }}
       />
       {created && (
-        <ShownOnce title="The signing secret of your new webhook" secret={created.secret} copyLabel="Copy the signing secret" kept="The service keeps it encrypted, to sign each delivery." onDone={() => setCreated(null)}>
+        <ShownOnce
+          title="The signing secret of your new webhook"
+          secret={created.secret}
+          copyLabel="Copy the signing secret"
+          kept="The service keeps it encrypted, to sign each delivery."
+          onDone={() => setCreated(null)}
+        >
           <p>
             Your receiver verifies each event with it. Send a test from <Link href={`${WEBHOOKS}/${created.id}`}>the webhook's page</Link>.
           </p>
@@ -78,7 +84,16 @@ function CreateWebhookForm({ onCreated }: { onCreated: (webhook: { id: string; u
       <form onSubmit={submit}>
         <div class="field wide">
           <label for="webhook-url">Endpoint URL</label>
-          <input id="webhook-url" type="url" required maxLength={2048} placeholder="https://hooks.example.com/links" aria-describedby="webhook-url-hint" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            id="webhook-url"
+            type="url"
+            required
+            maxLength={2048}
+            placeholder="https://hooks.example.com/links"
+            aria-describedby="webhook-url-hint"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
           <span id="webhook-url-hint" class="hint">
             https, on a public host; events are POSTed here.
           </span>

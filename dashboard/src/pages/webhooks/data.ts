@@ -32,8 +32,7 @@ export interface EventsChoice {
   picked: EventName[]
 }
 
-export const choiceOf = (events: readonly string[]): EventsChoice =>
-  events.includes('*') ? { all: true, picked: [] } : { all: false, picked: events.filter((e): e is EventName => e in EVENT_WORDS) }
+export const choiceOf = (events: readonly string[]): EventsChoice => (events.includes('*') ? { all: true, picked: [] } : { all: false, picked: events.filter((e): e is EventName => e in EVENT_WORDS) })
 
 /** The `events` of a request body; null when nothing is chosen (the API needs one at least). */
 export const eventsOf = (choice: EventsChoice): Array<EventName | '*'> | null => (choice.all ? ['*'] : choice.picked.length > 0 ? choice.picked : null)
