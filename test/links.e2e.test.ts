@@ -3,13 +3,15 @@
 //    test's own, ClickHouse as chDB behind its HTTP shim: an update and a delete made through the API
 //    reach a redirector that holds the link in its L1 long before the L1 would expire (how long they
 //    took is printed; the promise is one second, the test's deadline a generous 10 s); a password link
-//    shows its form, refuses a wrong password, and redirects (and counts the click) for the right one.
+//    shows its form, refuses a wrong password, and redirects (and counts the click) for the right one;
+//    a host added to the API's block list file disables a link the redirector holds (410) at the next
+//    refresh.
 // 2. The embedded default (one-process/main.ts, one process): the password form posts back to the same port.
 //
 // Postgres is the run's DATABASE_URL, or else PGlite under the API's DATA_DIR. PGlite belongs to one
 // process at a time, so the account and its API key are written before the process starts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/client'
@@ -53,18 +55,25 @@ async function msUntilStatus(shortUrl: string, status: number): Promise<number> 
 const postPassword = (url: string, password: string) =>
   fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ password }) })
 
+/** The API's block list file: a test adds a host to it while a redirector holds a link there. */
+const run = crypto.randomUUID().slice(0, 8)
+const listFile = join(mkdtempSync(join(tmpdir(), 'e2e-list-')), 'blocklist.txt')
+/** A list file is read again every BLOCKLIST_REFRESH (10 s), then its new host's links are taken down. */
+const TAKEDOWN_DEADLINE_MS = 60_000
+
 describe.skipIf(!redisServerBinary)('managed links across the API and the redirector', () => {
   let stack: Stack
   let account: TestAccount
 
   beforeAll(async () => {
+    writeFileSync(listFile, `# the test's block list\nunrelated-${run}.example\n`)
     stack = await startStack({
       prefix: 'e2e-links-',
       prepare: async (where) => {
         account = await accountIn(where)
       },
       // Long enough that only the invalidation, never the L1's own expiry, can explain a fast change.
-      env: { L1_TTL_MS: '60000' },
+      env: { L1_TTL_MS: '60000', BLOCKLIST_FILES: listFile, BLOCKLIST_REFRESH: '10s' },
     })
   }, 90_000)
 
@@ -101,6 +110,28 @@ describe.skipIf(!redisServerBinary)('managed links across the API and the redire
     const deleteMs = performance.now() - started
     console.log(`propagation to the redirector, from the API call: update ${updateMs.toFixed(0)} ms, delete ${deleteMs.toFixed(0)} ms`)
   }, 60_000)
+
+  test(
+    'a block list refresh that adds a host disables a link to it at a redirector holding it: 410',
+    async () => {
+      const host = `later-${run}.example`
+      const created = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: `https://${host}/landing` })
+      expect(created.status, created.text).toBe(200)
+      const shortUrl = created.body.data.short_url as string
+      // Warm the redirector's L1: it redirects while the host is not listed.
+      for (let i = 0; i < 3; i++) expect(destination((await fetch(shortUrl, manual)).headers.get('location'))).toBe(`https://${host}/landing`)
+      appendFileSync(listFile, `${host}\n`)
+      const probe = async () => (await fetch(shortUrl, manual)).status
+      const { ms } = await eventually(probe, (status) => status === 410, TAKEDOWN_DEADLINE_MS, { everyMs: 50, what: `${shortUrl} answering 410 after the list named ${host}` })
+      const after = await fetch(shortUrl, manual)
+      expect(after.headers.get('location')).toBeNull()
+      expect(await after.text()).toContain('disabled')
+      const refused = await api(stack.api.url, account.key, 'POST', '/api/v1/shorten', { url: `https://www.${host}/again` })
+      expect([refused.status, refused.body.error], refused.text).toEqual([400, 'DESTINATION_BLOCKED'])
+      console.log(`block list change to a 410 at the redirector: ${ms.toFixed(0)} ms (refresh every 10 s)`)
+    },
+    TAKEDOWN_DEADLINE_MS + 30_000,
+  )
 
   test('protecting a link, expiring it and scheduling it reach the redirector by invalidation', async () => {
     const alias = `e2e-${crypto.randomUUID().slice(0, 10)}`
