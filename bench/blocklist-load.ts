@@ -21,7 +21,7 @@
 //   bun bench/blocklist-load.ts [--hosts 1000000] [--changed-percent 1] [--refresh 30s] [--duration 150s]
 //                               [--reference 20s] [--rate <shortens/s>] [--accounts 20] [--profile <dir>]
 //
-// --refresh: 30 s by default because a takedown of 10,000 new names takes 7-23 s here, so a shorter
+// --refresh: 30 s by default because a takedown of 10,000 new names takes 5-14 s here, so a shorter
 // interval leaves no quiet time between refreshes (10 s is the schema's minimum). --profile starts the
 // listed API under bun --cpu-prof --cpu-prof-md into <dir> (its figures are then not comparable).
 // About four minutes. Writes bench/results/blocklist-load-latest.json (git-ignored); exits 1 when a check
