@@ -88,6 +88,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const inFlight = new Map<string, { webhookId: string; abort: AbortController; done: Promise<void> }>()
   let stopped = false
   let claiming: Promise<number> | null = null
+  let claimAgain = false
   let timer: ReturnType<typeof setInterval> | undefined
   let measureTimer: ReturnType<typeof setInterval> | undefined
   let pruneTimer: ReturnType<typeof setInterval> | undefined
@@ -223,6 +224,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Claims into the free slots and launches what it got; one claim at a time. Returns the attempts launched. */
   function pump(): Promise<number> {
     if (stopped) return Promise.resolve(0)
+    // Asked while a claim runs (an attempt ended, a slot freed): claim again as soon as it is done, so
+    // the freed slot is not left idle until the next poll.
+    if (claiming !== null) claimAgain = true
     claiming ??= (async () => {
       try {
         const slots = CONCURRENCY - inFlight.size
@@ -249,6 +253,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         return 0
       } finally {
         claiming = null
+        if (claimAgain && !stopped) {
+          claimAgain = false
+          void pump()
+        }
       }
     })()
     return claiming
