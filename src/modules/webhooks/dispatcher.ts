@@ -52,7 +52,7 @@ export interface DispatcherOptions {
   random?: () => number
   pollMs?: number
   log?: (line: string) => void
-  /** Claims only these endpoints' deliveries: for tests, whose database other tests' endpoints share. */
+  /** Claims (and disables when failing) only these endpoints: for tests, whose database other tests' endpoints share. */
   only?: readonly string[]
 }
 
@@ -82,7 +82,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const ownKey = sealedPrefix(key)
   const send = sender({ config, key, resolve: options.resolve, log })
   let mailer = options.mailer
-  const disableFailing = () => disableFailingEndpoints(db, (mailer ??= createMailer(config.mail)), config.publicApiUrl, now(), log)
+  const disableFailing = () => disableFailingEndpoints(db, (mailer ??= createMailer(config.mail)), config.publicApiUrl, now(), log, options.only)
   const schedule = config.webhooks.retryScheduleSeconds
   /** Attempts in flight, by delivery id, with their endpoint and their abort. */
   const inFlight = new Map<string, { webhookId: string; abort: AbortController; done: Promise<void> }>()

@@ -73,13 +73,13 @@ export function disabledEndpointMail(to: string, webhook: { id: string; url: str
  * processes one disables it and one mail goes. A mail that fails is logged; the endpoint stays disabled.
  * Returns the ids disabled.
  */
-export async function disableFailingEndpoints(db: Db, mailer: Mailer, publicApiUrl: string, nowMs: number, log: (line: string) => void = () => {}): Promise<string[]> {
+export async function disableFailingEndpoints(db: Db, mailer: Mailer, publicApiUrl: string, nowMs: number, log: (line: string) => void = () => {}, only?: readonly string[]): Promise<string[]> {
   const now = new Date(nowMs)
   const disabled = await db.transaction(async (tx) => {
     const rows = await tx
       .update(webhooks)
       .set({ status: 'disabled', updatedAt: now })
-      .where(and(eq(webhooks.status, 'active'), lte(webhooks.failingSince, new Date(nowMs - DISABLE_AFTER_FAILING_MS))))
+      .where(and(eq(webhooks.status, 'active'), lte(webhooks.failingSince, new Date(nowMs - DISABLE_AFTER_FAILING_MS)), only ? inArray(webhooks.id, [...only]) : undefined))
       .returning({ id: webhooks.id, url: webhooks.url, accountId: webhooks.accountId, failingSince: webhooks.failingSince })
     if (rows.length > 0) {
       await tx
