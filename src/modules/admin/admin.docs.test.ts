@@ -2,7 +2,7 @@
 // session or a bearer key with the role `admin` (no OAuth scope, no 401: anyone else gets 404), an example
 // for every answer and body, and each route's refusals.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { call, show, testApi } from '../../../test/support/api'
+import { codesAt, fetchOpenApiDoc, type OpenApiDoc, schemaOf as schemaOfDoc } from '../../../test/support/openapi-doc'
 
 const ADMIN_ROUTES: [method: string, path: string, body: boolean][] = [
   ['get', '/api/v1/admin/me', false],
@@ -18,16 +18,12 @@ const ADMIN_ROUTES: [method: string, path: string, body: boolean][] = [
   ['get', '/api/v1/admin/actions', false],
 ]
 
-let doc: any
+let doc: OpenApiDoc
 beforeAll(async () => {
-  const res = await call((await testApi()).app, 'GET', '/swagger/json')
-  if (res.status !== 200) throw new Error(show(res))
-  doc = res.body
+  doc = await fetchOpenApiDoc()
 }, 120_000)
 
-const schemaOf = (ref: string) => doc.components.schemas[ref.split('/').pop()!]
-const codesAt = (op: { responses: Record<string, { content?: Record<string, { examples?: object }> }> }, status: string) =>
-  Object.keys(op.responses[status]?.content?.['application/json']?.examples ?? {})
+const schemaOf = (ref: string) => schemaOfDoc(doc, ref)
 
 describe('the admin API in /swagger/json', () => {
   test('exactly these routes are under /api/v1/admin, each tagged admin', () => {

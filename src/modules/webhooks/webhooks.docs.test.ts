@@ -3,7 +3,7 @@
 // writes) and 404 WEBHOOK_NOT_FOUND where an id is given, the changes of where events go held as the
 // policy operation webhooks.change, and an example for every answer and body.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { call, show, testApi } from '../../../test/support/api'
+import { codesAt, fetchOpenApiDoc, type OpenApiDoc, schemaOf as schemaOfDoc } from '../../../test/support/openapi-doc'
 
 const ROUTES: [method: string, path: string, scope: 'webhooks:read' | 'webhooks:write', body: boolean, held: boolean][] = [
   ['get', '/api/v1/webhooks', 'webhooks:read', false, false],
@@ -17,16 +17,12 @@ const ROUTES: [method: string, path: string, scope: 'webhooks:read' | 'webhooks:
   ['post', '/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', 'webhooks:write', false, false],
 ]
 
-let doc: any
+let doc: OpenApiDoc
 beforeAll(async () => {
-  const res = await call((await testApi()).app, 'GET', '/swagger/json')
-  if (res.status !== 200) throw new Error(show(res))
-  doc = res.body
+  doc = await fetchOpenApiDoc()
 }, 120_000)
 
-const schemaOf = (ref: string) => doc.components.schemas[ref.split('/').pop()!]
-const codesAt = (op: { responses: Record<string, { content?: Record<string, { examples?: object }> }> }, status: string) =>
-  Object.keys(op.responses[status]?.content?.['application/json']?.examples ?? {})
+const schemaOf = (ref: string) => schemaOfDoc(doc, ref)
 
 describe('the webhook routes in /swagger/json', () => {
   test('exactly these routes are under /api/v1/webhooks', () => {
