@@ -1,10 +1,10 @@
 // A docs page's worked examples, run as written: its ```sh blocks go, one by one, to one bash, as a
 // reader pastes them beside `npm start`. Each comment in a block is a line the block prints (`…` stands
 // for what differs between runs): expectShown asserts the output is those lines. Used by the tests of
-// docs/routing.md and docs/operators.md.
+// docs/routing.md, docs/operators.md and docs/webhooks.md.
 import { expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dir, '../..')
 
@@ -68,7 +68,8 @@ export interface BlockRun {
 export function startShell(cwd: string) {
   const proc = Bun.spawn(['bash', '--noprofile', '--norc'], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    // The Bun running the tests first on PATH, for the blocks that run `bun`.
+    env: { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? '' },
     stdin: 'pipe',
     stdout: 'pipe',
     stderr: 'pipe',
