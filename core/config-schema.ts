@@ -433,6 +433,13 @@ export const ENV_SCHEMA = Type.Object({
       description:
         'seconds to wait before each retry of a webhook delivery that was not answered 2xx within 10 s (each stretched or shortened by up to 10 % at random, so retries of many deliveries spread out); after the last retry the delivery is `failed`. The default makes 9 retries over about 45 hours ([webhooks.md](webhooks.md#retries))',
     }),
+    WEBHOOK_LEASE_SECONDS: Setting.integer({
+      default: 60,
+      minimum: 15,
+      maximum: 3600,
+      description:
+        'how long an API process holds a webhook delivery it has claimed: a process that dies mid-attempt leaves its claim, and another process sends the delivery again once the claim runs out. Longer than an attempt (10 s) by far, so a live process never loses its claim ([webhooks.md](webhooks.md#delivery-and-retries))',
+    }),
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: Setting.boolean({
       default: false,
       description: '`true`: webhook URLs may be on a loopback address, over http too. For tests only: ignored when `NODE_ENV=production`; the server warns at start when it is set',

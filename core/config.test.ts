@@ -48,6 +48,15 @@ describe('operations settings', () => {
   })
 })
 
+describe('WEBHOOK_LEASE_SECONDS', () => {
+  test('a minute unless set; below 15 s (an attempt may take 10) or above an hour is refused naming it', () => {
+    expect(parseConfig({}).webhooks.leaseSeconds).toBe(60)
+    expect(parseConfig({ WEBHOOK_LEASE_SECONDS: '15' }).webhooks.leaseSeconds).toBe(15)
+    expect(() => parseConfig({ WEBHOOK_LEASE_SECONDS: '14' })).toThrow(/WEBHOOK_LEASE_SECONDS/)
+    expect(() => parseConfig({ WEBHOOK_LEASE_SECONDS: '3601' })).toThrow(/WEBHOOK_LEASE_SECONDS/)
+  })
+})
+
 describe('DATABASE_REPLICA_URL', () => {
   const engines = { DATABASE_URL: 'postgres://u@10.0.0.1:5432/db', INTERNAL_SECRET: 'x'.repeat(32), IP_HASH_SECRET: 'y'.repeat(32) }
 

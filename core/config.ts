@@ -154,6 +154,8 @@ export interface Config {
 export interface WebhooksConfig {
   /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry; after the last one a delivery is failed. */
   retryScheduleSeconds: number[]
+  /** WEBHOOK_LEASE_SECONDS: how long a claimed delivery stays with its process before another may send it. */
+  leaseSeconds: number
   /** WEBHOOKS_ALLOW_PRIVATE_TARGETS, unless NODE_ENV=production: webhook URLs may be on loopback, over http too. Tests only. */
   allowPrivateTargets: boolean
 }
@@ -491,7 +493,7 @@ const MAX_WEBHOOK_RETRY_SECONDS = 7 * 86_400
 const MAX_WEBHOOK_RETRIES = 20
 
 /**
- * WEBHOOK_RETRY_SCHEDULE, WEBHOOKS_ALLOW_PRIVATE_TARGETS. The second is for tests: with NODE_ENV=production
+ * WEBHOOK_RETRY_SCHEDULE, WEBHOOK_LEASE_SECONDS, WEBHOOKS_ALLOW_PRIVATE_TARGETS. The last is for tests: with NODE_ENV=production
  * it is ignored, and either way the start says so.
  */
 function webhooksConfig(vars: Vars, warn: (line: string) => void): WebhooksConfig {
@@ -507,5 +509,5 @@ function webhooksConfig(vars: Vars, warn: (line: string) => void): WebhooksConfi
         : '[config] WEBHOOKS_ALLOW_PRIVATE_TARGETS=true is for tests only: webhooks may be sent to loopback addresses, over http too',
     )
   }
-  return { retryScheduleSeconds, allowPrivateTargets: vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS && !production }
+  return { retryScheduleSeconds, leaseSeconds: vars.WEBHOOK_LEASE_SECONDS, allowPrivateTargets: vars.WEBHOOKS_ALLOW_PRIVATE_TARGETS && !production }
 }

@@ -13,11 +13,15 @@ import { arrivals, bulkLinks, callOver, deliveriesOver, endpointOver, gate, star
 const EVENTS = 500
 /** Requests answered 503 before the receiver starts holding its answers. */
 const REFUSED = 100
-/** The deliveries in flight at the kill wait for their lease (60 s, dispatcher.ts) after the restart. */
+/**
+ * The deliveries in flight at the kill are sent again once their lease runs out after the restart: 15 s
+ * here, the least WEBHOOK_LEASE_SECONDS takes, instead of the default minute.
+ */
+const LEASE_SECONDS = 15
 const DEADLINE_MS = 240_000
 
 test(`SIGKILL with ${EVENTS} events pending: after a restart on the same data every one is delivered, with its webhook-id`, async () => {
-  const product = await startProduct({ prefix: 'webhooks-crash-' })
+  const product = await startProduct({ prefix: 'webhooks-crash-', env: { WEBHOOK_LEASE_SECONDS: String(LEASE_SECONDS) } })
   const receiver = startReceiver()
   const held = gate()
   let holding = 0

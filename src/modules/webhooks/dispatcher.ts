@@ -7,7 +7,7 @@
 //   receiver holds two slots, never the others' deliveries.
 // - A 2xx within 10 s is delivered; anything else is retried on WEBHOOK_RETRY_SCHEDULE with ±10 %
 //   jitter, and failed after the last retry. Every attempt of an event carries the same webhook-id.
-// - A process that dies mid-attempt leaves a lease that runs out (LEASE_MS): another process sends the
+// - A process that dies mid-attempt leaves a lease that runs out (WEBHOOK_LEASE_SECONDS): another process sends the
 //   delivery again (at least once). Stopping aborts the attempts in flight and hands their deliveries
 //   back as they were, uncounted, so a shutdown loses none.
 // - Only endpoints whose secret this process can open are claimed (secrets.ts: the sealing key's id):
@@ -29,8 +29,6 @@ import { disableFailingEndpoints, measureOutbox, pruneEvents } from './upkeep'
 /** Attempts in flight in one process, and to one endpoint. */
 const CONCURRENCY = 16
 const PER_ENDPOINT = 2
-/** A claim outlives any attempt (10 s) by far: a lease that runs out means its process died. */
-const LEASE_MS = 60_000
 const POLL_MS = 1_000
 /** The outbox's depth is counted for /metrics this often. */
 const MEASURE_MS = 15_000
@@ -149,7 +147,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (picked.length > 0) {
         await tx
           .update(webhookDeliveries)
-          .set({ lockedUntil: new Date(at.getTime() + LEASE_MS) })
+          .set({ lockedUntil: new Date(at.getTime() + config.webhooks.leaseSeconds * 1000) })
           .where(
             inArray(
               webhookDeliveries.id,
