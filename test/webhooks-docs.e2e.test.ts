@@ -58,8 +58,9 @@ describe('docs/webhooks.md: the worked example, against npm start', () => {
   }, 120_000)
 
   afterAll(async () => {
-    // The receiver, if a failed block left it running in the background.
-    if (shell) await shell.run('kill $(jobs -p) 2>/dev/null; true').catch(() => undefined)
+    // The receiver, if a failed block left it running in the background (not waited for long: a block
+    // that failed inside its wait loop still holds the shell).
+    if (shell) await Promise.race([shell.run('kill $(jobs -p) 2>/dev/null; true').catch(() => undefined), Bun.sleep(2000)])
     shell?.stop()
     await app?.stop()
     if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
