@@ -20,11 +20,37 @@ export interface Child {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>
 }
 
+/**
+ * The ports freePort hands out: TEST_PORTS ("first-last"), else 10000-22767. Below the kernel's
+ * ephemeral range (32768 and up), so no socket of another process gets one between our check and the
+ * child's bind; CI gives its two passes, which run side by side, halves that never meet. Handed out in
+ * turn from a random start, so one run never gives the same port twice.
+ */
+export const TEST_PORT_RANGE = portRange(process.env.TEST_PORTS)
+let nextPort = TEST_PORT_RANGE.first + Math.floor(Math.random() * (TEST_PORT_RANGE.last - TEST_PORT_RANGE.first + 1))
+
+export function portRange(text: string | undefined): { first: number; last: number } {
+  if (text === undefined || text === '') return { first: 10_000, last: 22_767 }
+  const match = /^(\d{4,5})-(\d{4,5})$/.exec(text)
+  const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0]
+  if (!match || first < 1024 || last > 65_535 || last - first < 99) throw new Error(`TEST_PORTS must be "first-last" (1024-65535, at least 100 ports), got "${text}"`)
+  return { first, last }
+}
+
+/** A port of TEST_PORT_RANGE that nothing listens on now (a port in use is passed over). */
 export async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = server.port!
-  server.stop(true)
-  return port
+  const { first, last } = TEST_PORT_RANGE
+  for (let tried = 0; tried <= last - first; tried++) {
+    const port = nextPort
+    nextPort = port === last ? first : port + 1
+    try {
+      Bun.serve({ port, fetch: () => new Response() }).stop(true)
+      return port
+    } catch {
+      // in use by something else: the next one
+    }
+  }
+  throw new Error(`freePort: no free port in ${first}-${last}`)
 }
 
 export const TEST_SECRETS = {

@@ -82,10 +82,12 @@ export async function startRedisCluster(dir: string): Promise<RedisTopology> {
   const nodes: Node[] = []
   try {
     for (let i = 0; i < 3; i++) {
-      const port = await freePort()
+      const [port, busPort] = [await freePort(), await freePort()]
       const nodeDir = join(dir, `cluster-${port}`)
       mkdirSync(nodeDir, { recursive: true })
-      nodes.push(startNode(nodeDir, port, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']))
+      // The bus port named, not left at port + 10000, which freePort never checked.
+      const cluster = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']
+      nodes.push(startNode(nodeDir, port, cluster))
     }
     await Promise.all(nodes.map((n) => answers(n.port)))
     await cli(nodes[0]!.port, '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes')
