@@ -105,9 +105,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the routing panel in Chromium (the embedded pro
     await product.expectRefused([400, `/api/v1/links/${alias}/routing`])
     await first.getByLabel('Countries').fill('')
 
-    // A second rule, moved up from the keyboard: focus follows it to its "down" button (now the enabled
-    // one), and it is rule 1; then removed, which leaves the iOS rule first again.
+    // A second rule: focus goes to its destination; moved up from the keyboard, focus follows it to its
+    // "down" button (now the enabled one), and it is rule 1; then removed, which leaves the iOS rule first again.
     await panel.getByRole('button', { name: 'Add a rule' }).click()
+    await panel.getByLabel('Destination of rule 2').and(page.locator(':focus')).waitFor()
     await panel.getByLabel('Destination of rule 2').fill('https://example.com/de')
     await panel.getByRole('group', { name: 'Rule 2', exact: true }).getByLabel('Countries').fill('de')
     await panel.getByRole('button', { name: 'Move rule 2 up' }).focus()

@@ -1,7 +1,7 @@
 // The rules of a link's routing in the order they are tried: add, move up or down, remove; each rule's
 // destination and conditions. After a move, focus stays on the moved rule's button and a live region
 // says where the rule went, so the order can be changed from the keyboard alone.
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { DEVICE_WORDS, emptyRule, type Device, type Place, type RuleDraft } from './draft'
 
 /** The API's limit (docs/routing.md). */
@@ -10,9 +10,11 @@ const DEVICES = Object.keys(DEVICE_WORDS) as Device[]
 
 export function RulesEditor({ rules, onChange, invalid }: { rules: RuleDraft[]; onChange: (rules: RuleDraft[]) => void; invalid: Place | null }) {
   const [said, setSaid] = useState('')
-  // The control to focus once the list has re-rendered (after a move, an addition, a removal).
+  // The control to focus once the list has re-rendered (after a move, an addition, a removal). A layout
+  // effect: focus moves in the same commit as the list, before the next key or click is handled (an
+  // effect runs after paint, when a keystroke may already have gone to the control it then leaves).
   const focusNext = useRef<string | null>(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusNext.current === null) return
     document.getElementById(focusNext.current)?.focus()
     focusNext.current = null
