@@ -8,14 +8,9 @@
 // must be those lines. After some blocks the test also asserts what the prose says and the comments
 // cannot pin: the link a ban disabled, and the link the audit names.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { examplesOf, expectShown, startEntryPath, startShell, startVariables, type BlockRun } from './support/doc-examples'
-import { freePort, startEntry, type Child } from './support/processes'
+import { resolve } from 'node:path'
+import { examplesOf, startDocWalk, startVariables, type BlockRun, type DocWalk, type startShell } from './support/doc-examples'
 
-/** How the page names the service; the test's own port replaces it. */
-const DOC_ORIGIN = 'http://localhost:3000'
 /** A start, a request: far longer than any takes, short of a hang. */
 const STEP_DEADLINE_MS = 60_000
 
@@ -38,50 +33,36 @@ interface AdminLink {
 
 describe('docs/operators.md: the worked examples, against npm start', () => {
   const { section, blocks } = examplesOf('docs/operators.md', 'Worked examples')
-  let app: Child
-  let origin: string
-  let dataDir: string
-  let shell: ReturnType<typeof startShell>
+  let walk: DocWalk
 
-  /** Runs a block with the page's origin made this run's, and asserts it printed what its comments show. */
-  async function runBlock(index: number): Promise<BlockRun> {
-    const block = blocks[index]!.replaceAll(DOC_ORIGIN, origin)
-    const run = await shell.run(block)
-    expectShown(block, run)
-    return run
-  }
+  const runBlock = (index: number): Promise<BlockRun> => walk.run(blocks[index]!)
 
   /** A shell variable a block set. */
   async function shellValue(name: string): Promise<string> {
-    const run = await shell.run(`printf '%s\\n' "$${name}"`)
+    const run = await walk.shell.run(`printf '%s\\n' "$${name}"`)
     expect(run.lines.length, run.shown).toBe(1)
     return run.lines[0]!
   }
 
   /** GET of the admin API with the operator's key the blocks made. */
   async function admin<T>(path: string): Promise<T> {
-    const response = await fetch(`${origin}/api/v1/admin/${path}`, { headers: { authorization: `Bearer ${await shellValue('A')}` } })
+    const response = await fetch(`${walk.origin}/api/v1/admin/${path}`, { headers: { authorization: `Bearer ${await shellValue('A')}` } })
     const text = await response.text()
     expect(response.status, text).toBe(200)
     return (JSON.parse(text) as { data: T }).data
   }
 
   beforeAll(async () => {
-    dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-operators-')), 'data')
-    const port = await freePort()
-    origin = `http://localhost:${port}`
-    shell = startShell(dirname(dataDir))
     const { setup, startLine } = splitStartBlock(blocks[0]!)
-    const prepared = await shell.run(setup)
-    if (prepared.status !== 0) throw new Error(`the start block's setup failed:\n${prepared.shown}`)
-    app = await startEntry(startEntryPath(), { ...entryEnvironment(startLine, dirname(dataDir)), PORT: String(port), DATA_DIR: dataDir }, port)
+    const prepare = async (_dir: string, shell: ReturnType<typeof startShell>) => {
+      const prepared = await shell.run(setup)
+      if (prepared.status !== 0) throw new Error(`the start block's setup failed:\n${prepared.shown}`)
+      return undefined
+    }
+    walk = await startDocWalk({ name: 'operators', env: (dir) => entryEnvironment(startLine, dir), prepare })
   }, 120_000)
 
-  afterAll(async () => {
-    shell?.stop()
-    await app?.stop()
-    if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
-  })
+  afterAll(() => walk?.stop())
 
   test('the examples are a start block (a list file, then the operator, the list and one proxy hop) and seven shell blocks', () => {
     expect(blocks.length, section).toBe(8)

@@ -5,15 +5,14 @@
 // tour asks of the reader's browser (the dashboard's sign-in form), and after each it asserts what the
 // README says the step shows. The sign-in code comes from the README's own command: no SMTP, the outbox.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { examplesOf, startEntryPath, startShell } from './support/doc-examples'
-import { freePort, startEntry, type Child } from './support/processes'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DOC_ORIGIN, examplesOf, startDocWalk, type DocWalk } from './support/doc-examples'
+import type { Child } from './support/processes'
 import { until } from './support/wait'
 
 /** How the tour names the service; the test's own port replaces it. */
-const README_ORIGIN = 'http://localhost:3000'
+const README_ORIGIN = DOC_ORIGIN
 const EMAIL = 'me@example.com'
 /** A start, a mail written after its answer: far longer than either takes, short of a hang. */
 const STEP_DEADLINE_MS = 60_000
@@ -61,29 +60,23 @@ function hiddenField(html: string, name: string): string | undefined {
 
 describe("the README's five-minute tour, against npm start", () => {
   const blocks = tour().blocks
+  let walk: DocWalk
   let app: Child
   let origin: string
   let dataDir: string
-  let shell: ReturnType<typeof startShell>
   let alias = ''
   let apiKey = ''
 
-  /** A block of the tour with the README's origin made this run's. */
-  const runBlock = (index: number) => shell.run(blocks[index]!.replaceAll(README_ORIGIN, origin))
+  /** A block of the tour with the README's origin made this run's (its output is asserted step by step). */
+  const runBlock = (index: number) => walk.shell.run(walk.localise(blocks[index]!))
 
   beforeAll(async () => {
-    dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-tour-')), 'data')
-    const port = await freePort()
-    origin = `http://localhost:${port}`
-    app = await startEntry(startEntryPath(), { PORT: String(port), DATA_DIR: dataDir }, port)
-    shell = startShell(dirname(dataDir))
+    walk = await startDocWalk({ name: 'tour' })
+    ;({ app, origin } = walk)
+    dataDir = join(walk.dir, 'data')
   }, 120_000)
 
-  afterAll(async () => {
-    shell?.stop()
-    await app?.stop()
-    if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
-  })
+  afterAll(() => walk?.stop())
 
   test('the tour has the five shell blocks this test runs', () => {
     expect(blocks.length, tour().section).toBe(5)

@@ -6,14 +6,8 @@
 // After each block the test also asserts what the prose says it shows and the comments cannot pin: the
 // clicks each route counted, and which variant of the A/B test wins.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { examplesOf, expectShown, startEntryPath, startShell, startVariables, type BlockRun } from './support/doc-examples'
-import { freePort, startEntry, type Child } from './support/processes'
+import { examplesOf, startDocWalk, startVariables, type BlockRun, type DocWalk } from './support/doc-examples'
 
-/** How the page names the service; the test's own port replaces it. */
-const DOC_ORIGIN = 'http://localhost:3000'
 /** A start, a request, a click reaching ClickHouse: far longer than any takes, short of a hang. */
 const STEP_DEADLINE_MS = 60_000
 /** The A/B block waits for its test's ends_at (half a minute) before it reads. */
@@ -27,23 +21,14 @@ interface RouteItem {
 
 describe('docs/routing.md: the worked examples, against npm start', () => {
   const { section, blocks } = examplesOf('docs/routing.md', 'Worked examples')
-  let app: Child
-  let origin: string
-  let dataDir: string
-  let shell: ReturnType<typeof startShell>
+  let walk: DocWalk
   let apiKey = ''
 
-  /** Runs a block with the page's origin made this run's, and asserts it printed what its comments show. */
-  async function runBlock(index: number): Promise<BlockRun> {
-    const block = blocks[index]!.replaceAll(DOC_ORIGIN, origin)
-    const run = await shell.run(block)
-    expectShown(block, run)
-    return run
-  }
+  const runBlock = (index: number): Promise<BlockRun> => walk.run(blocks[index]!)
 
   /** The link's statistics of the last 24 hours: the status, and the body when it is JSON. */
   async function stats(alias: string) {
-    const response = await fetch(`${origin}/api/v1/links/${alias}/stats?period=24H`, { headers: { authorization: `Bearer ${apiKey}` } })
+    const response = await fetch(`${walk.origin}/api/v1/links/${alias}/stats?period=24H`, { headers: { authorization: `Bearer ${apiKey}` } })
     const text = await response.text()
     const body = response.status === 200 ? (JSON.parse(text) as { data: { total_clicks: number; routingStats: RouteItem[] } }) : null
     return { status: response.status, text, body }
@@ -65,18 +50,10 @@ describe('docs/routing.md: the worked examples, against npm start', () => {
   }
 
   beforeAll(async () => {
-    dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-routing-')), 'data')
-    const port = await freePort()
-    origin = `http://localhost:${port}`
-    app = await startEntry(startEntryPath(), { ...startVariables(blocks[0]!), PORT: String(port), DATA_DIR: dataDir }, port)
-    shell = startShell(dirname(dataDir))
+    walk = await startDocWalk({ name: 'routing', env: () => startVariables(blocks[0]!) })
   }, 120_000)
 
-  afterAll(async () => {
-    shell?.stop()
-    await app?.stop()
-    if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
-  })
+  afterAll(() => walk?.stop())
 
   test('the examples are a start line trusting a country header and five shell blocks', () => {
     expect(blocks.length, section).toBe(6)
@@ -87,7 +64,7 @@ describe('docs/routing.md: the worked examples, against npm start', () => {
     '1. sign-up through the outbox and the local checkout give a Pro key',
     async () => {
       await runBlock(1)
-      const key = await shell.run('printf "%s\\n" "$K"')
+      const key = await walk.shell.run('printf "%s\\n" "$K"')
       expect(key.lines[0], key.shown).toMatch(/^mk_[A-Za-z0-9_-]+$/)
       apiKey = key.lines[0]!
     },

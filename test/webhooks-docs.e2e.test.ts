@@ -6,16 +6,14 @@
 // project's packages, where `standardwebhooks` resolves as in the reader's project. Each comment in a block
 // is a line the block prints (`…` for what differs between runs): the output must be those lines.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { examplesOf, expectShown, startEntryPath, startShell, startVariables, type BlockRun } from './support/doc-examples'
-import { freePort, startEntry, type Child } from './support/processes'
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { examplesOf, startDocWalk, startVariables, type BlockRun, type DocWalk } from './support/doc-examples'
+import { freePort } from './support/processes'
 import { until } from './support/wait'
 
 const ROOT = resolve(import.meta.dir, '..')
-/** How the page names the service and the receiver; the test's own ports replace them. */
-const DOC_ORIGIN = 'http://localhost:3000'
+/** How the page names the receiver; the test's own port replaces it. */
 const DOC_RECEIVER = '127.0.0.1:8080'
 const DOC_RECEIVER_PORT = 'port: 8080'
 /** A start, a request, a delivery: far longer than any takes, short of a hang. */
@@ -31,40 +29,23 @@ function receiverOfPage(): string {
 
 describe('docs/webhooks.md: the worked example, against npm start', () => {
   const { section, blocks } = examplesOf('docs/webhooks.md', 'Worked example')
-  let app: Child
-  let dataDir: string
-  let origin: string
+  let walk: DocWalk
   let receiverPort = 0
-  let shell: ReturnType<typeof startShell>
 
-  /** Runs a block with the page's ports made this run's, and asserts it printed what its comments show. */
-  async function runBlock(index: number): Promise<BlockRun> {
-    const block = blocks[index]!.replaceAll(DOC_ORIGIN, origin).replaceAll(DOC_RECEIVER, `127.0.0.1:${receiverPort}`)
-    const run = await shell.run(block)
-    expectShown(block, run)
-    return run
-  }
+  const runBlock = (index: number): Promise<BlockRun> => walk.run(blocks[index]!)
 
   beforeAll(async () => {
-    dataDir = join(mkdtempSync(join(tmpdir(), 'e2e-webhooks-')), 'data')
-    const port = await freePort()
-    receiverPort = await freePort()
-    origin = `http://localhost:${port}`
-    const readerDir = dirname(dataDir)
-    writeFileSync(join(readerDir, 'receiver.ts'), receiverOfPage().replace(DOC_RECEIVER_PORT, `port: ${receiverPort}`))
-    symlinkSync(join(ROOT, 'node_modules'), join(readerDir, 'node_modules'))
-    app = await startEntry(startEntryPath(), { ...startVariables(blocks[0]!), PORT: String(port), DATA_DIR: dataDir }, port)
-    shell = startShell(readerDir)
+    // The reader's receiver.ts, on a port of this run, beside the project's packages.
+    const prepare = async (dir: string) => {
+      receiverPort = await freePort()
+      writeFileSync(join(dir, 'receiver.ts'), receiverOfPage().replace(DOC_RECEIVER_PORT, `port: ${receiverPort}`))
+      symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+      return { [DOC_RECEIVER]: `127.0.0.1:${receiverPort}` }
+    }
+    walk = await startDocWalk({ name: 'webhooks', env: () => startVariables(blocks[0]!), prepare })
   }, 120_000)
 
-  afterAll(async () => {
-    // The receiver, if a failed block left it running in the background (not waited for long: a block
-    // that failed inside its wait loop still holds the shell).
-    if (shell) await Promise.race([shell.run('kill $(jobs -p) 2>/dev/null; true').catch(() => undefined), Bun.sleep(2000)])
-    shell?.stop()
-    await app?.stop()
-    if (dataDir) rmSync(dirname(dataDir), { recursive: true, force: true })
-  })
+  afterAll(() => walk?.stop())
 
   test('the example is a start line allowing a loopback receiver and two shell blocks', () => {
     expect(blocks.length, section).toBe(3)
@@ -75,7 +56,7 @@ describe('docs/webhooks.md: the worked example, against npm start', () => {
     "1. a key, an endpoint for link.created whose secret starts the page's receiver",
     async () => {
       await runBlock(1)
-      const secret = await shell.run('printf "%s\\n" "$SECRET"')
+      const secret = await walk.shell.run('printf "%s\\n" "$SECRET"')
       expect(secret.lines[0], secret.shown).toMatch(/^whsec_[A-Za-z0-9+/=]+$/)
       // The receiver started in the background listens: it refuses an unsigned request (its verify).
       const unsigned = () =>
@@ -92,7 +73,7 @@ describe('docs/webhooks.md: the worked example, against npm start', () => {
     '2. a new link reaches the receiver verified, logged once with its alias, and the receiver stops',
     async () => {
       await runBlock(2)
-      const log = readFileSync(join(dirname(dataDir), 'receiver.log'), 'utf8')
+      const log = readFileSync(join(walk.dir, 'receiver.log'), 'utf8')
       expect(log, log).toStartWith('link.created')
       expect(log, log).toContain('launch')
       expect(log.match(/^link\.created/gm), log).toHaveLength(1)

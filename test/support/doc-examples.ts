@@ -1,10 +1,13 @@
 // A docs page's worked examples, run as written: its ```sh blocks go, one by one, to one bash, as a
 // reader pastes them beside `npm start`. Each comment in a block is a line the block prints (`…` stands
 // for what differs between runs): expectShown asserts the output is those lines. Used by the tests of
-// docs/routing.md, docs/operators.md and docs/webhooks.md.
+// docs/routing.md, docs/operators.md and docs/webhooks.md and the README's tour; startDocWalk starts the
+// service and the shell they run against.
 import { expect } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { freePort, startEntry, type Child } from './processes'
 
 const ROOT = resolve(import.meta.dir, '../..')
 
@@ -111,4 +114,66 @@ export function expectShown(block: string, run: BlockRun): void {
   const shown = shownLines(block)
   expect(run.lines.length, `${shown.length} lines shown:\n${shown.join('\n')}\n${run.shown}`).toBe(shown.length)
   for (const [i, line] of shown.entries()) expect(run.lines[i], `line ${i + 1} shown as: ${line}\n${run.shown}`).toMatch(linePattern(line))
+}
+
+/** How the pages name the service: each walk's own origin replaces it in every block. */
+export const DOC_ORIGIN = 'http://localhost:3000'
+
+export interface DocWalk {
+  /** The running service's origin, as the blocks name it once localised. */
+  origin: string
+  /** The reader's directory: the shell's working directory, holding DATA_DIR. */
+  dir: string
+  app: Child
+  shell: ReturnType<typeof startShell>
+  /** A block with the page's origin (and the walk's other replacements) made this run's. */
+  localise(block: string): string
+  /** Runs a block, localised, and asserts it printed what its comments show. */
+  run(block: string): Promise<BlockRun>
+  /** Ends what a block left in the background, the shell, the service, and removes the directory. */
+  stop(): Promise<void>
+}
+
+export interface DocWalkOptions {
+  /** Names the temporary directory. */
+  name: string
+  /** The entry's environment beside PORT and DATA_DIR (a start line's variables), given the reader's directory. */
+  env?: (dir: string) => Record<string, string>
+  /** Runs before the service starts, in the reader's directory; returns more replacements for the blocks. */
+  prepare?: (dir: string, shell: ReturnType<typeof startShell>) => Promise<Record<string, string> | undefined>
+}
+
+/**
+ * A walk through a page's examples as a reader makes it: a temporary directory holding DATA_DIR, one
+ * bash there, and the entry `npm start` runs on a free port with the start line's variables.
+ */
+export async function startDocWalk(options: DocWalkOptions): Promise<DocWalk> {
+  const dir = mkdtempSync(join(tmpdir(), `e2e-${options.name}-`))
+  const shell = startShell(dir)
+  let app: Child | undefined
+  const stop = async () => {
+    // A block that failed may have left a job running (not waited for long: one that failed inside
+    // its wait loop still holds the shell).
+    await Promise.race([shell.run('kill $(jobs -p) 2>/dev/null; true').catch(() => undefined), Bun.sleep(2000)])
+    shell.stop()
+    await app?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    const port = await freePort()
+    const origin = `http://localhost:${port}`
+    const replacements: Record<string, string> = { [DOC_ORIGIN]: origin, ...(await options.prepare?.(dir, shell)) }
+    app = await startEntry(startEntryPath(), { ...options.env?.(dir), PORT: String(port), DATA_DIR: join(dir, 'data') }, port)
+    const localise = (block: string) => Object.entries(replacements).reduce((text, [from, to]) => text.replaceAll(from, to), block)
+    const run = async (block: string) => {
+      const local = localise(block)
+      const result = await shell.run(local)
+      expectShown(local, result)
+      return result
+    }
+    return { origin, dir, app, shell, localise, run, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  }
 }
