@@ -110,7 +110,8 @@ const SPECIAL_V4: [number, number][] = [
 export function countryOfIp(ip: string): string {
   if (!table || ip === '') return ''
   if (ip.includes(':')) {
-    const v4 = ip.toLowerCase().startsWith('::ffff:') && ip.includes('.') ? ipv4Number(ip.slice(7)) : -1
+    const mapped = mappedIpv4Start(ip)
+    const v4 = mapped < 0 ? -1 : ipv4Number(ip, mapped)
     if (v4 >= 0) return countryOfIpv4(table, v4)
     const high = ipv6High(ip)
     // Only global unicast (2000::/3) is allocated to countries; loopback, ULA and link-local are not.
@@ -144,13 +145,23 @@ function find<T extends number | bigint>(starts: ArrayLike<T>, ends: ArrayLike<T
   return String.fromCharCode(code >> 8, code & 0xff)
 }
 
-/** Dotted quad to an unsigned 32-bit number, or -1. */
-export function ipv4Number(ip: string): number {
+/**
+ * Where the dotted quad of an IPv4-mapped IPv6 address ("::ffff:" in either case, then the quad) starts:
+ * 7, else -1. How a dual-stack server gives every IPv4 client: read in place, nothing sliced.
+ */
+export function mappedIpv4Start(ip: string): number {
+  if (ip.length < 14 || ip.charCodeAt(0) !== 58 || ip.charCodeAt(1) !== 58 || ip.charCodeAt(6) !== 58) return -1
+  for (let i = 2; i < 6; i++) if ((ip.charCodeAt(i) | 0x20) !== 102) return -1 // 'f' or 'F'
+  return 7
+}
+
+/** Dotted quad to an unsigned 32-bit number, or -1: the whole of `ip`, or its rest from `from`. */
+export function ipv4Number(ip: string, from = 0): number {
   let value = 0
   let part = 0
   let digits = 0
   let dots = 0
-  for (let i = 0; i < ip.length; i++) {
+  for (let i = from; i < ip.length; i++) {
     const c = ip.charCodeAt(i)
     if (c === 46) {
       if (digits === 0 || ++dots > 3) return -1

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ClickEncoder, CLICK_COLUMNS, type ClickEvent } from './clicks'
 import { classifyUserAgent, referrerHost, utmSnapshot } from './enrich'
-import { countryOfIp, ipv4Number, ipv6High, loadIpCountries } from './enrich-geo'
+import { countryOfIp, ipv4Number, ipv6High, loadIpCountries, mappedIpv4Start } from './enrich-geo'
 
 const UA = {
   chromeDesktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
@@ -81,6 +81,21 @@ describe('country by IP', () => {
     expect(ipv4Number('8.8.8.8')).toBe(0x08080808)
     expect(ipv4Number('255.255.255.255')).toBe(0xffffffff)
     for (const bad of ['256.1.1.1', '1.2.3', '1.2.3.4.5', 'a.b.c.d', '', '1..2.3']) expect(ipv4Number(bad), bad).toBe(-1)
+    // The quad of an IPv4-mapped address, read in place.
+    expect(ipv4Number('::ffff:8.8.8.8', 7)).toBe(0x08080808)
+    for (const [text, start] of [
+      ['::ffff:8.8.8.8', 7],
+      ['::FFFF:8.8.8.8', 7],
+      ['::fFfF:1.2.3.4', 7],
+      ['::ffff:c633:6407', 7],
+      ['::ffff:1.2.3', -1],
+      [':ffff:8.8.8.8', -1],
+      ['::fffe:8.8.8.8', -1],
+      ['8.8.8.8', -1],
+      ['', -1],
+    ] as const) {
+      expect(mappedIpv4Start(text), text).toBe(start)
+    }
     expect(ipv6High('2001:4860:4860::8888')).toBe(0x2001486048600000n)
     expect(ipv6High('::1')).toBe(0n)
     expect(ipv6High('fe80::1%eth0')).toBe(0xfe80000000000000n)

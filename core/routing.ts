@@ -6,7 +6,7 @@
 // What a condition needs of the request is worked out only when a rule asks for it: the User-Agent is
 // classified for `device`, the address looked up for `country`, Accept-Language parsed for `language`,
 // the query parsed for `query`. No value a user wrote is ever compiled as a regular expression.
-import { ipv4Number } from './enrich-geo'
+import { ipv4Number, mappedIpv4Start } from './enrich-geo'
 import { ipv6 } from './ip'
 
 export const DEVICES = ['ios', 'android', 'mobile', 'desktop', 'windows', 'macos', 'linux', 'chromeos'] as const
@@ -384,8 +384,9 @@ function addressWords(text: string, words: Uint32Array): 0 | 4 | 6 {
     return 4
   }
   if (!bare.includes(':')) return 0
-  if (bare.length > 7 && bare.slice(0, 7).toLowerCase() === '::ffff:') {
-    const mapped = ipv4Number(bare.slice(7))
+  const quad = mappedIpv4Start(bare)
+  if (quad > 0) {
+    const mapped = ipv4Number(bare, quad)
     if (mapped >= 0) {
       words[0] = mapped
       return 4

@@ -76,6 +76,8 @@ export class DomainSet {
   private failing = false
   private unsubscribe: (() => Promise<void>) | null = null
   readonly counters: DomainSetCounters = { loads: 0, loadErrors: 0, changes: 0, size: 0 }
+  /** Goes up with every load of the set: what was worked out from an older set (serves) is asked again. */
+  version = 0
 
   constructor(
     shortDomain: string,
@@ -169,6 +171,7 @@ export class DomainSet {
         return known && known.rootUrl === rootUrl ? known : new CustomDomain(host, rootUrl)
       }
       this.domains = new Map(hosts.map((host) => [host, keep(host, rootUrls.get(host))]))
+      this.version++
       this.counters.size = this.domains.size
       if (this.failing) this.options.log?.('redirector: custom domains loaded again')
       this.failing = false

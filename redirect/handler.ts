@@ -52,7 +52,7 @@ export interface RedirectDeps {
   /** Checks the password posted to a protected link (the API's /internal/unlock); without it: 503. */
   unlock?: Unlock
   /** Verified custom domains (redirect/domains.ts); without it every host serves the default domain. */
-  domains?: Pick<DomainSet, 'onDefaultDomain' | 'match' | 'serves'>
+  domains?: Pick<DomainSet, 'onDefaultDomain' | 'match' | 'serves' | 'version'>
   /** Keys of mu_sig (config.clickSigningKeys); without them Pro links redirect without attribution. */
   clickKeys?: readonly ClickSigningKey[]
   /** Where `/` of the default domain sends people (config.rootRedirectUrl, the dashboard); without it: 404. */
@@ -212,7 +212,7 @@ function respond(link: CachedLink | null, visit: Visit): Response | Promise<Resp
   if (visit.method === 'POST') return methodNotAllowedPage()
   // A link without routing pays this one field check.
   const pick = link.r === undefined ? null : routeOf(link, visit)
-  if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
+  if (pick === LOOPS) return loopDetectedPage()
   // HEAD redirects without a click, so without a mu_click too: a signed id for a click that never reaches
   // ClickHouse would let a conversion attach to a click the statistics do not have.
   return visit.counted ? countedRedirect(link, visit, pick) : redirectTo(pick?.url ?? link.url)
@@ -238,17 +238,41 @@ function continues(link: CachedLink, visit: Visit): boolean {
  */
 const COMPILED = Symbol('compiled routing')
 
-/** Where this visitor goes on a routed link: a rule's or a variant's destination, or null for the link's URL. */
-function routeOf(link: CachedLink & { [COMPILED]?: CompiledRouting }, visit: Visit): RoutePick | null {
-  let routing = link[COMPILED]
-  if (routing === undefined) {
-    routing = compileRouting(link.r!)
+interface Compiled {
+  routing: CompiledRouting
+  /** The picks whose destination this redirector serves (loopsBack), as of the domain set's `version`. */
+  looping: ReadonlySet<RoutePick>
+  version: number
+}
+
+/** What routeOf answers for a pick whose destination is a host this redirector serves: 508, no click. */
+const LOOPS: RoutePick = Object.freeze({ route: '', url: '' })
+const NONE: ReadonlySet<RoutePick> = new Set()
+
+/**
+ * Where this visitor goes on a routed link: a rule's or a variant's destination, null for the link's URL,
+ * or LOOPS. Whether each destination loops back is worked out once per link and domain set, not per
+ * redirect: the picks' hosts only change with the link, and the hosts served only with the set.
+ */
+function routeOf(link: CachedLink & { [COMPILED]?: Compiled }, visit: Visit): RoutePick | null {
+  let compiled = link[COMPILED]
+  if (compiled === undefined) {
+    compiled = { routing: compileRouting(link.r!), looping: NONE, version: -1 }
     // A record someone froze is compiled again each time: slower, still right.
-    if (Object.isExtensible(link)) Object.defineProperty(link, COMPILED, { value: routing })
+    if (Object.isExtensible(link)) Object.defineProperty(link, COMPILED, { value: compiled })
     // The IP-to-country table loads once, in the background, when a rule first asks for countries.
-    if (routing.usesCountry) void loadIpCountries()
+    if (compiled.routing.usesCountry) void loadIpCountries()
   }
-  return pickRoute(routing, visit, visit.now, stickyBucket)
+  const { deps } = visit
+  const version = deps.domains?.version ?? 0
+  if (compiled.version !== version) {
+    const { rules, ab } = compiled.routing
+    const looping = [...rules, ...(ab?.picks ?? [])].filter((pick) => loopsBack(pick.url, deps))
+    compiled.looping = looping.length === 0 ? NONE : new Set(looping)
+    compiled.version = version
+  }
+  const pick = pickRoute(compiled.routing, visit, visit.now, stickyBucket)
+  return pick !== null && compiled.looping.size > 0 && compiled.looping.has(pick) ? LOOPS : pick
 }
 
 /** A sticky A/B visitor's place in [0, 100): the keyed hash of its address and User-Agent. */
@@ -297,7 +321,7 @@ function passwordGuard(link: CachedLink, visit: Visit): Response | Promise<Respo
     const closed = closedPage(unlocked, visit.now)
     if (closed) return closed
     const pick = unlocked.r === undefined ? null : routeOf(unlocked, visit)
-    if (pick !== null && loopsBack(pick.url, visit.deps)) return loopDetectedPage()
+    if (pick === LOOPS) return loopDetectedPage()
     return countedRedirect(unlocked, visit, pick)
   }, unavailablePage)
 }

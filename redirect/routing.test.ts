@@ -7,6 +7,7 @@ import type { ClickEvent } from '../core/clicks'
 import type { Peer } from '../core/client-ip'
 import { cachedLinkFor, decodeCachedLink, encodeCachedLink, linkCacheKey, type CachedLink } from '../core/link-cache'
 import { bucketSeed } from '../core/routing'
+import { DomainSet } from './domains'
 import { handleRedirect, type RedirectDeps } from './handler'
 import { LinkResolver } from './resolver'
 
@@ -152,6 +153,29 @@ describe('a routed link at the redirector', () => {
     await put('loop', routed({ r: { rules: [{ id: 'x', url: `https://${domain}/loop`, device: ['ios'] }] } }))
     expect((await visit('/loop', { 'user-agent': IPHONE })).status).toBe(508)
     expect(clicks).toEqual([])
+  })
+
+  test('a routed destination on a domain verified after the link was made: 302 before, 508 once the set has it, rule and variant alike', async () => {
+    let hosts: string[] = []
+    const domains = new DomainSet(domain, async () => ({ hosts, rootUrls: new Map() }), { subscribe: async () => async () => {} }, { refreshMs: 60_000 })
+    await domains.start()
+    const { clicks, put, visit } = await setup({ domains })
+    await put(
+      'later',
+      routed({ r: { rules: [{ id: 'ios', url: 'https://go.example.com/app', device: ['ios'] }], ab: { sticky: true, variants: [{ id: 'a', url: 'https://go.example.com/a', weight: 100 }] } } }),
+    )
+    expect(await visit('/later', { 'user-agent': IPHONE })).toEqual({ status: 302, location: 'https://go.example.com/app' })
+    expect(await visit('/later', { 'user-agent': DESKTOP })).toEqual({ status: 302, location: 'https://go.example.com/a' })
+    hosts = ['go.example.com']
+    await domains.refresh()
+    expect((await visit('/later', { 'user-agent': IPHONE })).status).toBe(508)
+    expect((await visit('/later', { 'user-agent': DESKTOP })).status).toBe(508)
+    expect(clicks.map((c) => c.route)).toEqual(['rule:ios', 'ab:a'])
+    // Unverified again: the same record redirects again.
+    hosts = []
+    await domains.refresh()
+    expect((await visit('/later', { 'user-agent': IPHONE })).status).toBe(302)
+    await domains.close()
   })
 
   test('a password link is routed after the unlock', async () => {
