@@ -22,9 +22,10 @@ export const SERVERS = {
   bare: { label: 'bare Bun.serve 302 (ceiling)', process: 'baseline' },
   floor: { label: 'capture floor', process: 'floor' },
   redirector: { label: 'redirector (warm cache)', process: 'redirect' },
-  // The same redirector on the routed links (bench/routed-links.ts), as many as the plain ones.
-  rules: { label: 'redirector, 10th of 10 rules', process: 'redirect' },
-  ab: { label: 'redirector, sticky A/B', process: 'redirect' },
+  // This tree's redirector on the routed links (bench/routed-links.ts), as many as the plain ones, each
+  // kind on a process of its own (bench/run.ts).
+  rules: { label: 'redirector, 10th of 10 rules', process: 'rules' },
+  ab: { label: 'redirector, sticky A/B', process: 'ab' },
   reference: { label: 'reference redirector', process: 'reference' },
   embedded: { label: 'embedded default (1 link)', process: 'embedded' },
 } satisfies Record<string, Server>

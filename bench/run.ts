@@ -5,8 +5,10 @@
 // (bench/baseline.ts, the ceiling), the capture floor (bench/capture-floor.ts: the least a
 // click-recording redirect does), the redirector (warm cache, click capture and enrichment on) and the
 // embedded default (one-process/main.ts with nothing configured, one warm guest link, chDB inside); and
-// the redirector again on routed links (bench/routed-links.ts: the tenth of ten rules matching, a sticky
-// A/B test), as many as the plain ones. It reports requests/s, p50/p99 and CPU per request of each server
+// this tree's redirector on routed links (bench/routed-links.ts: the tenth of ten rules matching, a sticky
+// A/B test), as many as the plain ones, each kind of link on a redirector process of its own, as the
+// reference has: a process that serves one kind of link for seconds, then another, would have its JIT
+// re-specialise at every switch, a cost of the bench's blocks that mixed traffic does not have. It reports requests/s, p50/p99 and CPU per request of each server
 // process, the redirector's ratios to both, the routed links' to the plain ones, a paced run at half the
 // redirector's rate, clicks recorded vs served, and the targets' verdicts.
 //
@@ -132,7 +134,7 @@ async function main() {
   if (options.pin) lowerPriority(chdb.pid)
   log(`ClickHouse (chDB shim) at ${chdb.url}`)
 
-  const [apiPort, redirectPort, baselinePort, floorPort, referencePort, embeddedPort] = freePorts(6) as [number, number, number, number, number, number]
+  const [apiPort, redirectPort, baselinePort, floorPort, referencePort, embeddedPort, rulesPort, abPort] = freePorts(8) as [number, number, number, number, number, number, number, number]
   // The API shares CPU 0 with the rest; the redirector is a server under test (CPU 1).
   const { api, redirector, env, shortDomain, redirectUrl } = await startApiAndRedirector({
     cleanup,
@@ -176,6 +178,10 @@ async function main() {
     seededAliases.push(...links.aliases)
   })
   const routedWarmUp = routed.reduce((n, r) => n + r.warmUp, 0)
+  const routedServers = {
+    rules: await startRoutedRedirector(routed.find((r) => r.name === 'rules')!, env, rulesPort),
+    ab: await startRoutedRedirector(routed.find((r) => r.name === 'ab')!, env, abPort),
+  }
 
   const reference = options.compare === null ? null : await startReference(options.compare, env, referencePort, seeded.aliases)
 
@@ -204,6 +210,8 @@ async function main() {
   const pids: Record<string, CpuSource> = { redirect: redirector.proc.pid, chdb: chdb.pid, api: api.proc.pid, baseline: baseline.proc.pid, floor: floor.proc.pid }
   if (reference) pids.reference = reference.child.proc.pid
   pids.embedded = embedded.child.proc.pid
+  pids.rules = routedServers.rules.child.proc.pid
+  pids.ab = routedServers.ab.child.proc.pid
   // Each server's main thread (the one that answers requests) apart from the process: the rest is the
   // click worker, the runtime's collector helpers and, in the embedded default, chDB and PGlite.
   for (const server of Object.values(SERVERS)) {
@@ -239,8 +247,9 @@ async function main() {
     { server: SERVERS.bare, url: baselineUrl, headers: [], runs: [] },
     { server: SERVERS.floor, url: floorUrl, headers: [], runs: [] },
     { server: SERVERS.redirector, url: redirectUrl, headers: [], runs: [] },
-    { server: SERVERS.rules, url: redirectUrl, headers: [], runs: [], script: routedScript('rules') },
-    { server: SERVERS.ab, url: redirectUrl, headers: [], runs: [], script: routedScript('ab') },
+    // Asked under SHORT_DOMAIN, as the reference is: the default-domain path, as for the plain links.
+    { server: SERVERS.rules, url: routedServers.rules.url, headers: [`Host: ${shortDomain}`], runs: [], script: routedScript('rules') },
+    { server: SERVERS.ab, url: routedServers.ab.url, headers: [`Host: ${shortDomain}`], runs: [], script: routedScript('ab') },
   ]
   // The reference is asked under this tree's SHORT_DOMAIN (a Host header), so both redirectors take the
   // same default-domain path: by its own port it would be matched as an IP host, a little dearer.
@@ -298,9 +307,13 @@ async function main() {
     const run = warmUps.get(server)
     return run ? [run] : []
   }
-  // The redirector's clicks: of the plain and the routed links alike (one id prefix, one served count).
-  const redirectorLoad = [...loadWarmUp(SERVERS.redirector), ...redirectRuns, ...loadWarmUp(SERVERS.rules), ...rulesRuns, ...loadWarmUp(SERVERS.ab), ...abRuns, pilot, paced]
-  const sources: ClickSource[] = [{ name: 'redirector', url: redirectUrl, warmUp: warm.redirects + routedWarmUp, runs: redirectorLoad }]
+  // The redirector's clicks (the routed links' first GETs went through it too), then each routed one's.
+  const redirectorLoad = [...loadWarmUp(SERVERS.redirector), ...redirectRuns, pilot, paced]
+  const sources: ClickSource[] = [
+    { name: 'redirector', url: redirectUrl, warmUp: warm.redirects + routedWarmUp, runs: redirectorLoad },
+    { name: 'rules redirector', url: routedServers.rules.url, warmUp: routedServers.rules.warmUp, runs: [...loadWarmUp(SERVERS.rules), ...rulesRuns] },
+    { name: 'A/B redirector', url: routedServers.ab.url, warmUp: routedServers.ab.warmUp, runs: [...loadWarmUp(SERVERS.ab), ...abRuns] },
+  ]
   if (reference) sources.push({ name: 'reference', url: reference.url, warmUp: reference.warmUp, runs: [...loadWarmUp(SERVERS.reference), ...referenceRuns!] })
   const clicks = await checkClicks(chdb.url, seeded.idPrefix, sources)
 
@@ -382,7 +395,7 @@ function describe(r: Run): string {
  */
 async function seedRouted(db: Db, env: Record<string, string | undefined>, idPrefix: string, domain: string, redirectUrl: string, seededNow: (links: SeededLinks) => void) {
   const sets = await routedSets({ config: parseConfig(env), db, now: Date.now })
-  const routed: Array<{ name: RoutedSet['name']; aliases: string[]; warmUp: number }> = []
+  const routed: Array<{ name: RoutedSet['name']; set: RoutedSet; aliases: string[]; warmUp: number }> = []
   for (const set of sets) {
     const links = await seedLinks(db, { count: options.links, domain, idPrefix: `${idPrefix}${set.name}_`, routing: set.routing })
     seededNow(links)
@@ -394,7 +407,7 @@ async function seedRouted(db: Db, env: Record<string, string | undefined>, idPre
     expectDestinations(set, warm.locations)
     expectDestinations(set, heads.locations)
     log(`seeded ${links.ids.length} routed links (${set.name}, ${links.idPrefix}*), warm-up: ${warm.redirects} GET (clicks) + ${heads.redirects} HEAD, to ${Object.keys(warm.locations).join(' and ')}`)
-    routed.push({ name: set.name, aliases: links.aliases, warmUp: warm.redirects })
+    routed.push({ name: set.name, set, aliases: links.aliases, warmUp: warm.redirects })
   }
   return routed
 }
@@ -442,6 +455,33 @@ async function startEmbedded(port: number) {
   }
   log(`embedded default on :${port} (DATA_DIR ${env.DATA_DIR}), link ${alias} warmed`)
   return { child, url, alias }
+}
+
+/**
+ * A redirector of this tree for one kind of routed link: the redirector's environment (its SHORT_DOMAIN,
+ * so the same cache keys) with its own port and DATA_DIR (its own click spool), pinned like it, and
+ * warmed like it (every alias once with GET, a click each, and once with HEAD), each redirect checked to
+ * go where the routing says.
+ */
+async function startRoutedRedirector({ name, set, aliases }: { name: RoutedSet['name']; set: RoutedSet; aliases: string[] }, env: Record<string, string | undefined>, port: number) {
+  const child = startChild(name, [process.execPath, join(ROOT, 'redirect/main.ts')], {
+    env: { ...env, REDIRECT_PORT: String(port), DATA_DIR: join(workDir, `data-${name}`) },
+    logFile: join(workDir, `redirect-${name}.log`),
+    cwd: ROOT,
+  })
+  cleanup.push(`${name} redirector`, () => child.stop())
+  await pin(child.proc.pid, 1)
+  const url = `http://127.0.0.1:${port}`
+  await waitFor(child, `${url}/health`, 60_000)
+  const warm = await warmCache(url, aliases)
+  const heads = await warmCache(url, aliases, 'HEAD')
+  if (warm.redirects !== aliases.length || heads.redirects !== aliases.length) {
+    throw new Error(`${name} redirector warm-up: ${warm.redirects} GET and ${heads.redirects} HEAD of ${aliases.length} redirected; others ${JSON.stringify([warm.failures, heads.failures])}`)
+  }
+  expectDestinations(set, warm.locations)
+  expectDestinations(set, heads.locations)
+  log(`${name} redirector on :${port}; warm-up: ${warm.redirects} GET (clicks) + ${heads.redirects} HEAD`)
+  return { child, url, warmUp: warm.redirects }
 }
 
 /**
